@@ -1,0 +1,1 @@
+"""Ladder definitions (TOML data), installed as ``recon.ladders``."""

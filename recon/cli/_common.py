@@ -1,0 +1,48 @@
+"""Options and helpers shared by the subcommands."""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Callable, Iterator, TypeVar
+from contextlib import contextmanager
+
+import click
+
+from ..registry import Registry
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def plugin_option(fn: F) -> F:
+    return click.option(
+        "--plugin", "plugins", multiple=True, type=click.Path(dir_okay=False, path_type=Path),
+        help="Load oracles from this Python file (repeatable).",
+    )(fn)
+
+
+def quiet_option(fn: F) -> F:
+    return click.option("--quiet", "-q", is_flag=True, help="No progress bars or chatter.")(fn)
+
+
+def load_registry(plugins: tuple[Path, ...] | list[Path]) -> Registry:
+    return Registry.default(plugins)
+
+
+def show_progress(quiet: bool) -> bool:
+    return not quiet and sys.stderr.isatty() and os.environ.get("CI") is None
+
+
+@contextmanager
+def progress(label: str, total: int, quiet: bool) -> Iterator[Callable[[int], None]]:
+    """A progress bar on stderr when it is a terminal; a no-op otherwise."""
+    if not show_progress(quiet) or total <= 1:
+        yield lambda n: None
+        return
+    with click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True) as bar:
+        yield bar.update
+
+
+def info(message: str, quiet: bool = False) -> None:
+    if not quiet:
+        click.echo(message, err=True)

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import click
+
+from .. import canonjson
+from ..fsutil import atomic_directory
+from ..sweep import build_secret, derive_task_key, hidden_scenarios, load_spec, public_scenarios, run_scenarios
+from ._common import info, load_registry, plugin_option, progress, quiet_option
+
+MARKER = "sweep.json"
+
+
+@click.command("sweep")
+@click.argument("name")
+@click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write.")
+@click.option("--public", "n_public", type=int, help="Number of public scenarios (default 6 or the spec's).")
+@click.option("--hidden", "n_hidden", type=int, help="Number of hidden scenarios (default 3 or the spec's).")
+@click.option("--seed", type=int, help="Sweep seed (default 0 or the spec's).")
+@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), help="Sweep spec TOML.")
+@click.option("--secret", help="Build secret for hidden scenarios (default: $RECON_SECRET or the machine's).")
+@click.option("--workers", type=int, default=None, help="Processes to run the oracle on (default: cores).")
+@plugin_option
+@quiet_option
+def sweep_cmd(name: str, out: Path, n_public: int | None, n_hidden: int | None, seed: int | None,
+              spec_path: Path | None, secret: str | None, workers: int | None, plugins: tuple[Path, ...], quiet: bool) -> None:
+    """Run oracle NAME over its sweep: OUT/public_i/ (scenario.json, oracle_output.json,
+    inputs, evidence) and OUT/hidden/hidden_i/ (no evidence)."""
+    reg = load_registry(plugins)
+    o = reg.get(name)
+    spec = load_spec(o, spec_path, n_public=n_public, n_hidden=n_hidden, seed=seed)
+    key = derive_task_key(build_secret(secret)[0], o, spec)
+    public = public_scenarios(o, spec)
+    hidden = hidden_scenarios(o, spec, key, public)
+    workers = workers or os.cpu_count() or 1
+    with atomic_directory(out, marker=MARKER) as tmp:
+        jobs = [(sc, tmp / sc.id, True) for sc in public] + [(sc, tmp / "hidden" / sc.id, False) for sc in hidden]
+        with progress(f"sweep {name}", len(jobs), quiet) as bar:
+            runs = run_scenarios(o, jobs, workers=workers, progress=bar)
+        canonjson.write(tmp / MARKER, {
+            "oracle": o.name, "oracle_version": o.version, "spec": spec.to_json(),
+            "public": [sc.id for sc in public], "hidden": [sc.id for sc in hidden],
+        })
+    total = sum(r.seconds for r in runs)
+    info(f"wrote {len(public)} public and {len(hidden)} hidden scenarios of {name} to {out} "
+         f"(oracle time {total:.2f} s)", quiet)

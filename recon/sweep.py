@@ -1,0 +1,395 @@
+"""Sweeps: which scenarios an oracle is run on, and running it on them.
+
+A sweep is a pure function of (oracle name, oracle version, sweep spec, seed) for the
+public scenarios, and of those plus a *task key* for the hidden scenarios and the
+probes. The task key is derived from the build secret, which is written only into the
+verifier side of a task, so published files never allow regenerating hidden scenarios.
+
+Public scenarios are stratified (a Latin hypercube over every axis); hidden scenarios
+are drawn with a keyed hash (HMAC-SHA256 of the spec and index, never ``seed + i``)
+and include axis edges; probes are drawn at grading time from the task key and a nonce,
+partly as one-axis variations of other graded scenarios so that the grader can check
+that outputs respond to parameters.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import os
+import secrets
+import shutil
+import tempfile
+import time
+import tomllib
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from importlib import resources
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from . import canonjson
+from .axes import Axis, Seed
+from .errors import OracleRunError, ReconError, SpecError
+from .oracle import Oracle
+
+__all__ = [
+    "SweepSpec", "Scenario", "ScenarioRun", "load_spec", "public_scenarios", "hidden_scenarios",
+    "probe_scenarios", "derive_task_key", "build_secret", "run_scenario", "run_scenarios",
+    "DEFAULT_PUBLIC", "DEFAULT_HIDDEN",
+]
+
+DEFAULT_PUBLIC = 6
+DEFAULT_HIDDEN = 3
+MAX_ATTEMPTS = 200
+SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes"}
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """How many scenarios, which seed, and any narrowed axes."""
+
+    n_public: int = DEFAULT_PUBLIC
+    n_hidden: int = DEFAULT_HIDDEN
+    seed: int = 0
+    axes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    source: str = "defaults"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"n_public": self.n_public, "n_hidden": self.n_hidden, "seed": self.seed,
+                "axes": {k: dict(sorted(v.items())) for k, v in sorted(self.axes.items())}}
+
+
+@dataclass(frozen=True)
+class Scenario:
+    id: str
+    parameters: dict[str, Any]
+
+    def key(self) -> str:
+        return canonjson.dumps_compact(self.parameters)
+
+
+def _check_count(value: Any, label: str, where: str, minimum: int) -> int:
+    if not (isinstance(value, int) and not isinstance(value, bool)) or value < minimum or value > 10_000:
+        raise SpecError(f"{where}: {label}={value!r} must be an integer in [{minimum}, 10000]",
+                        hint=f"set {label} to a whole number such as {DEFAULT_PUBLIC if label == 'n_public' else DEFAULT_HIDDEN}")
+    return value
+
+
+def _packaged_spec(name: str) -> tuple[str, str] | None:
+    try:
+        res = resources.files("recon.scenarios").joinpath(f"{name}.toml")
+    except ModuleNotFoundError:  # pragma: no cover
+        return None
+    if res.is_file():
+        return res.read_text(encoding="utf-8"), f"built-in scenarios/{name}.toml"
+    return None
+
+
+def load_spec(
+    oracle: Oracle,
+    path: Path | None = None,
+    *,
+    n_public: int | None = None,
+    n_hidden: int | None = None,
+    seed: int | None = None,
+) -> SweepSpec:
+    """The sweep spec for ``oracle``: an explicit file, else ``scenarios/<name>.toml``
+    (built in, or beside the plugin module), else defaults; command-line values win."""
+    text: str | None = None
+    source = "defaults"
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise SpecError(f"sweep spec {path} does not exist", hint="give the path of a TOML file")
+        text, source = path.read_text(encoding="utf-8"), str(path)
+    else:
+        found = _packaged_spec(oracle.name)
+        if found is None:
+            beside = Path(oracle.source_file).parent / "scenarios" / f"{oracle.name}.toml"
+            if beside.is_file():
+                found = beside.read_text(encoding="utf-8"), str(beside)
+        if found is not None:
+            text, source = found
+    data: dict[str, Any] = {}
+    if text is not None:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise SpecError(f"sweep spec {source} is not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - SPEC_KEYS)
+    if unknown:
+        raise SpecError(f"sweep spec {source}: unknown keys {unknown}", hint=f"allowed keys: {sorted(SPEC_KEYS)}")
+    np_ = _check_count(n_public if n_public is not None else data.get("n_public", DEFAULT_PUBLIC), "n_public", source, 1)
+    nh = _check_count(n_hidden if n_hidden is not None else data.get("n_hidden", DEFAULT_HIDDEN), "n_hidden", source, 1)
+    sd = seed if seed is not None else data.get("seed", 0)
+    if not (isinstance(sd, int) and not isinstance(sd, bool)) or sd < 0:
+        raise SpecError(f"{source}: seed={sd!r} must be a non-negative integer")
+    axes = data.get("axes", {})
+    if not isinstance(axes, dict):
+        raise SpecError(f"{source}: [axes] must be a table of axis tables")
+    for aname, table in axes.items():
+        if aname not in oracle.axes:
+            raise SpecError(f"{source}: axis {aname!r} is not an axis of {oracle.name!r}",
+                            hint=f"axes are {sorted(oracle.axes)}")
+        if not isinstance(table, dict):
+            raise SpecError(f"{source}: axes.{aname} must be a table (lo/hi or choices)")
+        try:
+            oracle.axes[aname].narrow(table)
+        except ValueError as exc:
+            raise SpecError(f"{source}: axes.{aname} = {table!r}: {exc}") from None
+    spec = SweepSpec(n_public=np_, n_hidden=nh, seed=sd, axes=axes, source=source)
+    return spec
+
+
+def effective_axes(oracle: Oracle, spec: SweepSpec) -> dict[str, Axis]:
+    return {n: (a.narrow(spec.axes[n]) if n in spec.axes else a) for n, a in sorted(oracle.axes.items())}
+
+
+# -- hashing helpers ---------------------------------------------------------------------
+def _unit(key: bytes, *parts: Any) -> float:
+    """A deterministic number in [0, 1) from a keyed hash of ``parts``."""
+    msg = "\x1f".join(str(p) for p in parts).encode("utf-8")
+    digest = hmac.new(key, msg, hashlib.sha256).digest()
+    return int.from_bytes(digest[:8], "big") / 2.0**64
+
+
+def _spec_identity(oracle: Oracle, spec: SweepSpec) -> str:
+    return canonjson.dumps_compact({"oracle": oracle.name, "version": oracle.version, "spec": spec.to_json()})
+
+
+def public_scenarios(oracle: Oracle, spec: SweepSpec) -> list[Scenario]:
+    """N public scenarios, stratified over every axis."""
+    axes = effective_axes(oracle, spec)
+    ident = _spec_identity(oracle, spec).encode("utf-8")
+    base = hashlib.sha256(b"recon-public\x00" + ident).digest()
+    n = spec.n_public
+    perms = {a: sorted(range(n), key=lambda i, a=a: _unit(base, "perm", a, i)) for a in axes}
+    seen: set[str] = set()
+    out: list[Scenario] = []
+    for i in range(n):
+        for attempt in range(MAX_ATTEMPTS):
+            params = {}
+            for a, axis in axes.items():
+                u = (perms[a][i] + _unit(base, "jitter", a, i, attempt)) / n
+                params[a] = axis.from_unit(min(u, 1.0 - 1e-12))
+            sc = Scenario(f"public_{i + 1}", params)
+            if sc.key() not in seen:
+                break
+        else:
+            raise SpecError(f"{oracle.name}: cannot draw {n} distinct public scenarios from its axes",
+                            hint="lower n_public or widen the axes")
+        seen.add(sc.key())
+        out.append(sc)
+    return out
+
+
+def derive_task_key(secret: bytes, oracle: Oracle, spec: SweepSpec) -> bytes:
+    """The per-task key: HMAC of the sweep identity under the build secret."""
+    return hmac.new(secret, b"recon-task-key\x00" + _spec_identity(oracle, spec).encode(), hashlib.sha256).digest()
+
+
+def _draw(axes: dict[str, Axis], key: bytes, tag: str, index: int, attempt: int, *, edges: bool) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    snapped = []
+    for a, axis in axes.items():
+        u = _unit(key, tag, index, attempt, "u", a)
+        if edges and not isinstance(axis, Seed) and _unit(key, tag, index, attempt, "edge", a) < 0.3:
+            ends = axis.edges()
+            params[a] = ends[0] if _unit(key, tag, index, attempt, "end", a) < 0.5 else ends[-1]
+            snapped.append(a)
+        else:
+            params[a] = axis.from_unit(u)
+    if edges and not snapped:
+        candidates = [a for a, ax in axes.items() if not isinstance(ax, Seed)]
+        if candidates:
+            a = candidates[int(_unit(key, tag, index, attempt, "force") * len(candidates))]
+            ends = axes[a].edges()
+            params[a] = ends[0] if _unit(key, tag, index, attempt, "forced-end") < 0.5 else ends[-1]
+    return params
+
+
+def hidden_scenarios(oracle: Oracle, spec: SweepSpec, key: bytes, public: Iterable[Scenario] = ()) -> list[Scenario]:
+    """K hidden scenarios, keyed by the task key, distinct from every public one,
+    each with at least one axis at an edge of its range."""
+    axes = effective_axes(oracle, spec)
+    ident = _spec_identity(oracle, spec)
+    taken = {s.key() for s in public} if public else {s.key() for s in public_scenarios(oracle, spec)}
+    out: list[Scenario] = []
+    for j in range(spec.n_hidden):
+        for attempt in range(MAX_ATTEMPTS):
+            sc = Scenario(f"hidden_{j + 1}", _draw(axes, key, "hidden" + ident, j, attempt, edges=True))
+            if sc.key() not in taken:
+                break
+        else:
+            raise SpecError(f"{oracle.name}: cannot draw {spec.n_hidden} hidden scenarios distinct from the public ones",
+                            hint="lower n_hidden or n_public, or widen the axes")
+        taken.add(sc.key())
+        out.append(sc)
+    return out
+
+
+def probe_scenarios(
+    oracle: Oracle, spec: SweepSpec, key: bytes, nonce: str, count: int, taken: Iterable[Scenario], graded: list[Scenario]
+) -> list[Scenario]:
+    """``count`` fresh scenarios for one grading: the first drawn at random, the rest
+    one-axis variations of graded scenarios (so responses to each axis can be checked)."""
+    axes = effective_axes(oracle, spec)
+    pkey = hmac.new(key, b"recon-probe\x00" + nonce.encode("utf-8"), hashlib.sha256).digest()
+    used = {s.key() for s in taken} | {s.key() for s in graded}
+    bases = list(graded)
+    names = sorted(axes)
+    out: list[Scenario] = []
+    for k in range(count):
+        for attempt in range(MAX_ATTEMPTS):
+            if k == 0 or not bases:
+                params = _draw(axes, pkey, "probe", k, attempt, edges=False)
+            else:
+                base = bases[(k - 1) % len(bases)]
+                params = dict(base.parameters)
+                axis_name = names[int(_unit(pkey, "axis", k, attempt) * len(names))]
+                params[axis_name] = axes[axis_name].from_unit(_unit(pkey, "value", k, attempt))
+            sc = Scenario(f"probe_{k + 1}", params)
+            if sc.key() not in used:
+                break
+        else:
+            raise SpecError(f"{oracle.name}: cannot draw {count} fresh probes", hint="use fewer probes")
+        used.add(sc.key())
+        out.append(sc)
+        if k == 0:
+            bases.insert(0, sc)
+    return out
+
+
+# -- the build secret ----------------------------------------------------------------------
+def recon_home() -> Path:
+    return Path(os.environ.get("RECON_HOME") or Path.home() / ".local" / "share" / "recon")
+
+
+def build_secret(explicit: str | None = None) -> tuple[bytes, str]:
+    """The secret hidden scenarios are keyed by, and where it came from.
+
+    Order: ``explicit`` (``--secret``), ``$RECON_SECRET``, then the file
+    ``$RECON_HOME/secret`` (created with 32 random bytes, mode 0600, on first use), so
+    builds on one machine are reproducible and nobody else can regenerate them.
+    """
+    if explicit:
+        return explicit.encode("utf-8"), "--secret"
+    env = os.environ.get("RECON_SECRET")
+    if env:
+        return env.encode("utf-8"), "$RECON_SECRET"
+    path = recon_home() / "secret"
+    if not path.is_file():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".secret-")
+        try:
+            os.write(fd, secrets.token_hex(32).encode())
+            os.fchmod(fd, 0o600)
+        finally:
+            os.close(fd)
+        try:
+            os.link(tmp, path)  # atomic: never replaces a secret another process just wrote
+        except FileExistsError:
+            pass
+        finally:
+            os.unlink(tmp)
+    return path.read_bytes().strip(), str(path)
+
+
+# -- running the oracle --------------------------------------------------------------------
+@dataclass
+class ScenarioRun:
+    scenario: Scenario
+    output: dict[str, Any]
+    seconds: float
+    files: list[str]  # files written into the scenario folder, relative, sorted
+
+
+def scenario_document(oracle: Oracle, sc: Scenario, inputs: dict[str, str]) -> dict[str, Any]:
+    """The scenario JSON a submission receives (input paths relative to its folder)."""
+    return {"task": oracle.name, "id": sc.id, "parameters": sc.parameters, "inputs": inputs}
+
+
+def run_scenario(oracle: Oracle, sc: Scenario, directory: Path, *, evidence: bool) -> ScenarioRun:
+    """Run the oracle on one scenario into ``directory``: scenario.json,
+    oracle_output.json, inputs/ and (when ``evidence``) the evidence files."""
+    directory.mkdir(parents=True, exist_ok=True)
+    where = f"scenario {sc.id} (parameters {canonjson.dumps_compact(sc.parameters)})"
+    inputs_dir = directory / "inputs"
+    t0 = time.perf_counter()
+    try:
+        inputs = oracle.make_inputs(sc.parameters, inputs_dir) if oracle.inputs else {}
+    except ReconError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - reported with the scenario
+        raise OracleRunError(f"oracle {oracle.name!r}: generating inputs for {where} failed: {type(exc).__name__}: {exc}") from None
+    with tempfile.TemporaryDirectory(prefix="recon-evidence-") as tmp:
+        ev_dir = Path(tmp)
+        try:
+            output = oracle(sc.parameters, ev_dir, inputs) if oracle.inputs else oracle(sc.parameters, ev_dir)
+        except OracleRunError as exc:
+            raise OracleRunError(f"{where}: {exc.message}", hint=exc.hint) from None
+        except ReconError:
+            raise
+        except Exception as exc:  # noqa: BLE001
+            raise OracleRunError(f"oracle {oracle.name!r} raised on {where}: {type(exc).__name__}: {exc}",
+                                 hint=f"fix the oracle ({oracle.location}); every in-range scenario must succeed") from None
+        seconds = time.perf_counter() - t0
+        written = sorted(p.name for p in ev_dir.iterdir())
+        undeclared = sorted(set(written) - set(oracle.evidence))
+        missing = sorted(set(oracle.evidence) - set(written))
+        if undeclared or missing:
+            raise OracleRunError(f"oracle {oracle.name!r} on {where}: evidence files do not match the declaration "
+                                 f"(undeclared {undeclared}, not written {missing})",
+                                 hint="declare every evidence file in @oracle(evidence={...}) and always write them")
+        if evidence:
+            for name in written:
+                src = ev_dir / name
+                if not src.is_file():
+                    raise OracleRunError(f"oracle {oracle.name!r} on {where}: evidence {name!r} is not a regular file")
+                shutil.copyfile(src, directory / name)
+    rel_inputs = {name: f"inputs/{path.name}" for name, path in sorted(inputs.items())}
+    canonjson.write(directory / "scenario.json", scenario_document(oracle, sc, rel_inputs))
+    canonjson.write(directory / "oracle_output.json", output)
+    files = sorted(str(p.relative_to(directory)) for p in directory.rglob("*") if p.is_file())
+    return ScenarioRun(sc, output, seconds, files)
+
+
+_WORKER_ORACLE: Oracle | None = None
+
+
+def _init_worker(oracle: Oracle) -> None:
+    global _WORKER_ORACLE
+    _WORKER_ORACLE = oracle
+
+
+def _worker(job: tuple[Scenario, str, bool]) -> ScenarioRun:
+    if _WORKER_ORACLE is None:  # pragma: no cover - set by the pool initializer
+        raise RuntimeError("sweep worker started without an oracle")
+    sc, directory, evidence = job
+    return run_scenario(_WORKER_ORACLE, sc, Path(directory), evidence=evidence)
+
+
+def run_scenarios(
+    oracle: Oracle,
+    jobs: list[tuple[Scenario, Path, bool]],
+    *,
+    workers: int = 1,
+    progress: Callable[[int], None] | None = None,
+) -> list[ScenarioRun]:
+    """Run many scenarios, in order of ``jobs``, on up to ``workers`` processes."""
+    results: list[ScenarioRun] = []
+    if workers <= 1 or len(jobs) <= 1:
+        for sc, d, ev in jobs:
+            results.append(run_scenario(oracle, sc, d, evidence=ev))
+            if progress:
+                progress(1)
+        return results
+    ctx = get_context("fork")  # the oracle (maybe from a plugin file) is inherited, not pickled
+    with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(oracle,)) as pool:
+        chunk = max(1, len(jobs) // (workers * 8))
+        for run in pool.map(_worker, [(sc, str(d), ev) for sc, d, ev in jobs], chunksize=chunk):
+            results.append(run)
+            if progress:
+                progress(1)
+    return results

@@ -1,0 +1,1 @@
+"""Sweep specs (``<oracle name>.toml``), installed as ``recon.scenarios``."""
