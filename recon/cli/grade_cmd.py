@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .. import canonjson
+from ..grader import grade, render_table, write_outputs
+from ..runtimes.base import RUNTIME_NAMES
+from ..task import load_task
+from ._common import info, load_registry, plugin_option, progress, quiet_option
+
+
+@click.command("grade")
+@click.argument("task_dir", type=click.Path(file_okay=False, path_type=Path))
+@click.option("--workspace", required=True, type=click.Path(file_okay=False, path_type=Path),
+              help="The workspace to grade (the folder holding reconstruct.py).")
+@click.option("--json", "as_json", is_flag=True, help="Print the grading as JSON on stdout.")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write reward.txt, reward.json and grading.json here.")
+@click.option("--runtime", type=click.Choice([r for r in RUNTIME_NAMES if r != "docker"]), default="auto",
+              show_default=True, help="Sandbox for the submission's runs.")
+@click.option("--timeout", type=float, help="Seconds per run (default: the task's).")
+@click.option("--nonce", help="Replay a grading: the probes are drawn from this nonce.")
+@click.option("--probes", type=int, help="Fresh probe scenarios (default: the task's, 3).")
+@click.option("--ladder", help="Ladder name (default: the task's, six_rung).")
+@click.option("--label", help="Name of the workspace in reports (default: its path).")
+@plugin_option
+@quiet_option
+def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, runtime: str, timeout: float | None,
+              nonce: str | None, probes: int | None, ladder: str | None, label: str | None,
+              plugins: tuple[Path, ...], quiet: bool) -> None:
+    """Grade WORKSPACE on the built task TASK_DIR's ladder."""
+    task = load_task(task_dir)
+    from ..runtimes.base import get_runtime, pick_runtime_name  # noqa: PLC0415
+
+    rt = get_runtime(runtime)
+    if runtime == "auto" or pick_runtime_name(runtime) != rt.name:
+        info(f"runtime: {rt.name}", quiet or as_json)
+    for w in rt.warnings():
+        info(f"warning: {w}", quiet and not w)
+    n = len(task.meta["public"]) + len(task.meta["hidden"]) + int(task.meta.get("probes", 3) if probes is None else probes)
+    with progress("grading", n, quiet or as_json) as bar:
+        g = grade(task, workspace, runtime=rt, nonce=nonce, probes=probes, ladder=ladder, timeout=timeout,
+                  registry=load_registry(plugins), workspace_label=label, progress=bar)
+    if out is not None:
+        write_outputs(g, out)
+    if as_json:
+        click.echo(canonjson.dumps(g), nl=False)
+    else:
+        click.echo(render_table(g))

@@ -1,0 +1,186 @@
+"""The @oracle declaration: axes, outputs, and every error a broken plugin can get."""
+from __future__ import annotations
+
+import math
+import textwrap
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recon import Bool, Choice, Exact, Float, Int, Integer, Number, Registry, Seed, oracle
+from recon.errors import DuplicateOracleError, OracleRunError, PluginError, UnknownOracleError
+
+units = st.floats(min_value=0.0, max_value=1.0, exclude_max=True)
+
+
+@given(st.floats(-1e6, 1e6), st.floats(1e-3, 1e6), units, st.booleans())
+def test_float_samples_stay_in_bounds_and_validate(lo: float, width: float, u: float, log: bool) -> None:
+    if log:
+        lo = abs(lo) + 1e-3
+    axis = Float(lo, lo + width, log=log)
+    assert axis.problems() == []
+    v = axis.from_unit(u)
+    assert lo <= v <= lo + width
+    assert axis.validate(v) is None
+    assert axis.from_unit(u) == v  # deterministic
+
+
+@given(st.integers(-1000, 1000), st.integers(0, 1000), units)
+def test_int_samples_stay_in_bounds(lo: int, width: int, u: float) -> None:
+    axis = Int(lo, lo + width)
+    v = axis.from_unit(u)
+    assert isinstance(v, int) and lo <= v <= lo + width and axis.validate(v) is None
+
+
+@given(st.lists(st.text(max_size=4), min_size=1, max_size=8, unique=True), units)
+def test_choice_samples_are_choices(values: list[str], u: float) -> None:
+    axis = Choice(values)
+    assert axis.validate(axis.from_unit(u)) is None
+
+
+def test_axis_validation_and_schema() -> None:
+    assert Float(0, 1).validate(1.5) is not None
+    assert Float(0, 1).validate(True) is not None
+    assert Float(0, 1).validate(math.nan) is not None
+    assert Int(1, 4).validate(2.0) is not None
+    assert Choice(["a", 1]).validate("1") is not None
+    assert Bool().validate(1) is not None and Bool().validate(True) is None
+    assert Seed().json_schema() == {"type": "integer", "minimum": 0, "maximum": 2**31 - 1}
+    assert Float(0.5, 5.0, log=True).json_schema() == {"type": "number", "minimum": 0.5, "maximum": 5.0}
+    assert Choice(["x", "y"]).json_schema() == {"enum": ["x", "y"]}
+
+
+def _declare(**overrides):  # type: ignore[no-untyped-def]
+    kwargs = dict(name="demo", version="1.0.0", title="Demo", domain="testing", toolkit=[],
+                  axes={"x": Float(0.0, 1.0), "seed": Seed()}, outputs={"y": Number(abs=1e-6)})
+    kwargs.update(overrides)
+
+    def demo(params, evidence):  # type: ignore[no-untyped-def]
+        """Doubles x."""
+        return {"y": 2 * params["x"]}
+
+    return oracle(**kwargs)(demo)
+
+
+def test_decorated_function_stays_callable(tmp_path: Path) -> None:
+    o = _declare()
+    assert o({"x": 0.25, "seed": 1}, tmp_path) == {"y": 0.5}
+    with pytest.raises(OracleRunError, match=r"parameter x=2.0: 2.0 is outside \[0.0, 1.0\]"):
+        o({"x": 2.0, "seed": 1}, tmp_path)
+
+
+@pytest.mark.parametrize("overrides,pattern", [
+    ({"axes": {"x": Float(5.0, 1.0)}}, r"axis 'x' = Float: lo=5.0 is not below hi=1.0.*\n  fix: write Float\(1.0, 5.0\)"),
+    ({"axes": {"x": Float(-1.0, 1.0, log=True)}}, r"axis 'x' = Float: log=True needs lo > 0"),
+    ({"axes": {"x": Int(3, 1)}}, r"axis 'x' = Int: lo=3 is above hi=1"),
+    ({"axes": {"x": Choice([])}}, r"axis 'x' = Choice: choices must be a non-empty list"),
+    ({"axes": {"x": Choice(["a", "a"])}}, r"choice 'a' appears twice"),
+    ({"axes": {"x": (0, 1)}}, r"axis 'x' = \(0, 1\) is not an axis kind"),
+    ({"axes": {"Bad-Name": Seed()}}, r"axis name 'Bad-Name' is not an identifier"),
+    ({"outputs": {"y": "number"}}, r"output 'y' = 'number' is not an output kind"),
+    ({"outputs": {"y": Number()}}, r"output 'y' = Number: Number\(\) with abs=0 and rel=0"),
+    ({"outputs": {"y": Integer(tol=-1)}}, r"output 'y' = Integer: tol must be an integer >= 0, got -1"),
+    ({"name": "Bad Name"}, r"name='Bad Name' is not a valid task id"),
+    ({"version": "one"}, r"version='one' is not a version"),
+    ({"toolkit": "numpy"}, r"toolkit='numpy' must be a list"),
+    ({"reference": "missing.py"}, r"reference='missing.py' does not exist"),
+    ({"evidence": {"oracle_output.json": "x"}}, r"evidence file name 'oracle_output.json' is not allowed"),
+    ({"inputs": lambda p, d: None}, r"has the wrong signature.*\n  fix: define it as def demo\(params, evidence, inputs\)"),
+])
+def test_broken_declarations_name_plugin_file_field_and_fix(overrides: dict, pattern: str) -> None:
+    with pytest.raises(PluginError) as info:
+        _declare(**overrides)
+    message = str(info.value)
+    assert message.startswith("oracle ")
+    assert f"{__file__}:" in message  # names the plugin's file and line
+    import re
+
+    assert re.search(pattern, message, re.S), message
+
+
+def test_missing_docstring_is_refused() -> None:
+    def nodoc(params, evidence):  # type: ignore[no-untyped-def]
+        return {}
+
+    with pytest.raises(PluginError, match="has no docstring"):
+        oracle(name="nodoc", version="1.0.0", title="t", domain="d", toolkit=[], axes={"s": Seed()},
+               outputs={"y": Exact()})(nodoc)
+
+
+def test_bad_outputs_are_refused_at_run_time(tmp_path: Path) -> None:
+    import numpy as np
+
+    def make(ret):  # type: ignore[no-untyped-def]
+        def f(params, evidence):  # type: ignore[no-untyped-def]
+            """Returns a fixed value."""
+            return ret
+
+        return oracle(name="fixed", version="1.0.0", title="t", domain="d", toolkit=[], axes={"s": Seed()},
+                      outputs={"y": Number(abs=1)})(f)
+
+    with pytest.raises(OracleRunError, match=r"output y = nan: NaN and Infinity"):
+        make({"y": math.nan})({"s": 1}, tmp_path)
+    with pytest.raises(OracleRunError, match=r"is a int64, which is not a JSON value"):
+        make({"y": np.int64(3)})({"s": 1}, tmp_path)
+    with pytest.raises(OracleRunError, match=r"missing \['y'\], undeclared \['z'\]"):
+        make({"z": 1.0})({"s": 1}, tmp_path)
+    with pytest.raises(OracleRunError, match="does not match its declared kind"):
+        make({"y": "1.0"})({"s": 1}, tmp_path)
+    with pytest.raises(OracleRunError, match="returned a list"):
+        make([1.0])({"s": 1}, tmp_path)
+
+
+PLUGIN = '''
+from recon import oracle, Float, Seed, Number
+
+@oracle(name={name!r}, version="1.0.0", title="Demo", domain="testing", toolkit=[],
+        axes={{"x": Float(0.0, 1.0), "seed": Seed()}}, outputs={{"y": Number(abs=1e-9)}})
+def demo(params, evidence):
+    """Doubles x."""
+    return {{"y": 2 * params["x"]}}
+'''
+
+
+def _plugin(tmp_path: Path, name: str, fname: str = "plug.py") -> Path:
+    p = tmp_path / fname
+    p.write_text(PLUGIN.format(name=name))
+    return p
+
+
+def test_registry_loads_plugin_files_and_refuses_duplicates(tmp_path: Path, registry: Registry) -> None:
+    p = _plugin(tmp_path, "demo_x")
+    [o] = registry.load_plugin_file(p)
+    assert registry.get("demo_x") is o and registry.plugin_file("demo_x") == p.resolve()
+    dup = _plugin(tmp_path, "demo_x", "other.py")
+    with pytest.raises(DuplicateOracleError) as info:
+        registry.load_plugin_file(dup)
+    assert "plug.py" in str(info.value) and "other.py" in str(info.value)
+    with pytest.raises(DuplicateOracleError, match=r"built-in recon.artifacts.lidar_icp.*plugin file"):
+        registry.load_plugin_file(_plugin(tmp_path, "lidar_icp", "clash.py"))
+
+
+def test_registry_reports_broken_plugin_files(tmp_path: Path, registry: Registry) -> None:
+    bad = tmp_path / "syntax.py"
+    bad.write_text("def broken(:\n")
+    with pytest.raises(PluginError, match=r"syntax error at .*syntax.py:1"):
+        registry.load_plugin_file(bad)
+    boom = tmp_path / "boom.py"
+    boom.write_text("raise RuntimeError('kaboom')\n")
+    with pytest.raises(PluginError, match=r"failed to import: RuntimeError: kaboom"):
+        registry.load_plugin_file(boom)
+    empty = tmp_path / "empty.py"
+    empty.write_text("x = 1\n")
+    with pytest.raises(PluginError, match="defines no @oracle"):
+        registry.load_plugin_file(empty)
+    with pytest.raises(PluginError, match="does not exist"):
+        registry.load_plugin_file(tmp_path / "nope.py")
+    with pytest.raises(UnknownOracleError, match=r"no oracle named 'nope' \(known: .*lidar_icp"):
+        registry.get("nope")
+
+
+def test_registries_are_independent(tmp_path: Path) -> None:
+    a, b = Registry(), Registry()
+    a.load_plugin_file(_plugin(tmp_path, "only_in_a"))
+    assert "only_in_a" in a and "only_in_b" not in b and "only_in_a" not in b

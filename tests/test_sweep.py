@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recon import Bool, Choice, Float, Int, Number, Seed, oracle
+from recon.errors import SpecError
+from recon.sweep import (SweepSpec, derive_task_key, hidden_scenarios, load_spec, probe_scenarios,
+                         public_scenarios, run_scenarios)
+
+
+def _demo():  # type: ignore[no-untyped-def]
+    @oracle(name="sweepdemo", version="1.0.0", title="t", domain="d", toolkit=[],
+            axes={"f": Float(0.0, 10.0), "g": Float(0.1, 100.0, log=True), "i": Int(1, 50),
+                  "c": Choice(["a", "b", "c"]), "b": Bool(), "seed": Seed()},
+            outputs={"y": Number(abs=1e-9)}, evidence={"note.txt": "a note"})
+    def sweepdemo(params, evidence):  # type: ignore[no-untyped-def]
+        """Adds f and i."""
+        (evidence / "note.txt").write_text("x")
+        return {"y": params["f"] + params["i"]}
+
+    return sweepdemo
+
+
+DEMO = _demo()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 12), st.integers(0, 10**6))
+def test_sweeps_are_deterministic_and_stratified(n_public: int, n_hidden: int, seed: int) -> None:
+    spec = SweepSpec(n_public=n_public, n_hidden=n_hidden, seed=seed)
+    pub = public_scenarios(DEMO, spec)
+    assert pub == public_scenarios(DEMO, spec)
+    assert [s.id for s in pub] == [f"public_{i + 1}" for i in range(n_public)]
+    for s in pub:
+        DEMO.check_params(s.parameters)
+    # stratified: each of the N equal strata of a continuous axis holds exactly one sample
+    for name, lo, hi in (("f", 0.0, 10.0),):
+        strata = sorted(min(int((s.parameters[name] - lo) / (hi - lo) * n_public), n_public - 1) for s in pub)
+        assert len(set(strata)) >= n_public - 1  # rounding to 6 digits may nudge one across a boundary
+    logs = sorted(min(int(math.log(s.parameters["g"] / 0.1) / math.log(1000.0) * n_public), n_public - 1) for s in pub)
+    assert len(set(logs)) >= n_public - 1
+    if n_public >= 3:
+        assert {s.parameters["c"] for s in pub} == {"a", "b", "c"}
+    if n_public >= 2:
+        assert {s.parameters["b"] for s in pub} == {False, True}
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 20), st.integers(1, 12), st.integers(0, 10**6), st.binary(min_size=1, max_size=16))
+def test_hidden_never_collide_with_public_and_touch_edges(n_public: int, n_hidden: int, seed: int, secret: bytes) -> None:
+    spec = SweepSpec(n_public=n_public, n_hidden=n_hidden, seed=seed)
+    pub = public_scenarios(DEMO, spec)
+    key = derive_task_key(secret, DEMO, spec)
+    hid = hidden_scenarios(DEMO, spec, key, pub)
+    assert hid == hidden_scenarios(DEMO, spec, key, pub)
+    keys = {s.key() for s in pub}
+    assert len(hid) == n_hidden and len({s.key() for s in hid}) == n_hidden
+    assert not keys & {s.key() for s in hid}
+    for s in hid:
+        DEMO.check_params(s.parameters)
+        edges = [a for a, ax in DEMO.axes.items() if not isinstance(ax, Seed) and s.parameters[a] in ax.edges()]
+        assert edges, s
+
+
+def test_hidden_depend_on_the_secret_and_consecutive_seeds_do_not_overlap() -> None:
+    spec = SweepSpec(n_public=6, n_hidden=3, seed=0)
+    a = hidden_scenarios(DEMO, spec, derive_task_key(b"one", DEMO, spec))
+    b = hidden_scenarios(DEMO, spec, derive_task_key(b"two", DEMO, spec))
+    assert a != b
+    next_spec = SweepSpec(n_public=6, n_hidden=3, seed=1)
+    pub0, pub1 = public_scenarios(DEMO, spec), public_scenarios(DEMO, next_spec)
+    assert not {s.key() for s in pub0} & {s.key() for s in pub1}
+    h1 = hidden_scenarios(DEMO, next_spec, derive_task_key(b"one", DEMO, next_spec))
+    assert not {s.key() for s in a} & {s.key() for s in h1}
+
+
+def test_probes_are_fresh_reproducible_and_include_one_axis_pairs() -> None:
+    spec = SweepSpec()
+    key = derive_task_key(b"k", DEMO, spec)
+    pub = public_scenarios(DEMO, spec)
+    hid = hidden_scenarios(DEMO, spec, key, pub)
+    p1 = probe_scenarios(DEMO, spec, key, "nonce-1", 4, pub, hid)
+    assert p1 == probe_scenarios(DEMO, spec, key, "nonce-1", 4, pub, hid)
+    assert p1 != probe_scenarios(DEMO, spec, key, "nonce-2", 4, pub, hid)
+    taken = {s.key() for s in pub + hid}
+    assert not taken & {s.key() for s in p1}
+    graded = hid + p1
+    pairs = [(a, b) for i, a in enumerate(graded) for b in graded[i + 1:]
+             if sum(a.parameters[k] != b.parameters[k] for k in a.parameters) == 1]
+    assert len(pairs) >= 3
+
+
+def test_spec_files_narrow_axes_and_are_validated(tmp_path: Path) -> None:
+    good = tmp_path / "s.toml"
+    good.write_text('n_public = 4\nn_hidden = 2\nseed = 7\n[axes.f]\nlo = 2.0\nhi = 3.0\n[axes.c]\nchoices = ["a"]\n')
+    spec = load_spec(DEMO, good)
+    assert (spec.n_public, spec.n_hidden, spec.seed) == (4, 2, 7)
+    for s in public_scenarios(DEMO, spec):
+        assert 2.0 <= s.parameters["f"] <= 3.0 and s.parameters["c"] == "a"
+    assert load_spec(DEMO, good, n_public=9).n_public == 9
+    for text, pattern in [
+        ("n_public = 0\n", r"n_public=0 must be an integer"),
+        ("bogus = 1\n", r"unknown keys \['bogus'\]"),
+        ("[axes.nope]\nlo = 1\n", r"axis 'nope' is not an axis"),
+        ("[axes.f]\nlo = -5.0\n", r"narrowed bound -5.0 is outside"),
+        ("[axes.c]\nchoices = [\"z\"]\n", r"narrowed choice 'z' is not one of"),
+        ("n_public = \n", r"not valid TOML"),
+    ]:
+        bad = tmp_path / "bad.toml"
+        bad.write_text(text)
+        with pytest.raises(SpecError, match=pattern):
+            load_spec(DEMO, bad)
+
+
+def test_small_axis_spaces_fail_clearly() -> None:
+    @oracle(name="tiny", version="1.0.0", title="t", domain="d", toolkit=[], axes={"b": Bool()},
+            outputs={"y": Number(abs=1)})
+    def tiny(params, evidence):  # type: ignore[no-untyped-def]
+        """Tiny."""
+        return {"y": 1.0}
+
+    with pytest.raises(SpecError, match="cannot draw 3 distinct public scenarios"):
+        public_scenarios(tiny, SweepSpec(n_public=3))
+
+
+def test_running_scenarios_in_parallel_matches_serial(tmp_path: Path) -> None:
+    spec = SweepSpec(n_public=8)
+    pub = public_scenarios(DEMO, spec)
+    serial = run_scenarios(DEMO, [(s, tmp_path / "a" / s.id, True) for s in pub], workers=1)
+    parallel = run_scenarios(DEMO, [(s, tmp_path / "b" / s.id, True) for s in pub], workers=2)
+    assert [r.output for r in serial] == [r.output for r in parallel]
+    for s in pub:
+        assert (tmp_path / "a" / s.id / "scenario.json").read_bytes() == (tmp_path / "b" / s.id / "scenario.json").read_bytes()
+        assert (tmp_path / "a" / s.id / "note.txt").is_file()
