@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import canonjson
-from .axes import Axis, Seed
+from .axes import Axis, Choice, Int, Seed
 from .errors import OracleRunError, ReconError, SpecError
 from .oracle import Oracle
 
@@ -158,6 +158,14 @@ def _spec_identity(oracle: Oracle, spec: SweepSpec) -> str:
     return canonjson.dumps_compact({"oracle": oracle.name, "version": oracle.version, "spec": spec.to_json()})
 
 
+def _few_valued(axis: Axis, n: int) -> bool:
+    if isinstance(axis, Choice):
+        return len(axis.values) <= n
+    if isinstance(axis, Int) and not isinstance(axis, Seed):
+        return axis.hi - axis.lo + 1 <= n
+    return False
+
+
 def public_scenarios(oracle: Oracle, spec: SweepSpec) -> list[Scenario]:
     """N public scenarios, stratified over every axis."""
     axes = effective_axes(oracle, spec)
@@ -171,7 +179,11 @@ def public_scenarios(oracle: Oracle, spec: SweepSpec) -> list[Scenario]:
         for attempt in range(MAX_ATTEMPTS):
             params = {}
             for a, axis in axes.items():
-                u = (perms[a][i] + _unit(base, "jitter", a, i, attempt)) / n
+                # Few-valued axes take the middle of their stratum, so that every value
+                # appears once N reaches the number of values; others jitter within it.
+                centred = attempt == 0 and _few_valued(axis, n)
+                jitter = 0.5 if centred else _unit(base, "jitter", a, i, attempt)
+                u = (perms[a][i] + jitter) / n
                 params[a] = axis.from_unit(min(u, 1.0 - 1e-12))
             sc = Scenario(f"public_{i + 1}", params)
             if sc.key() not in seen:
@@ -189,7 +201,8 @@ def derive_task_key(secret: bytes, oracle: Oracle, spec: SweepSpec) -> bytes:
     return hmac.new(secret, b"recon-task-key\x00" + _spec_identity(oracle, spec).encode(), hashlib.sha256).digest()
 
 
-def _draw(axes: dict[str, Axis], key: bytes, tag: str, index: int, attempt: int, *, edges: bool) -> dict[str, Any]:
+def _draw(axes: dict[str, Axis], key: bytes, tag: str, index: int, attempt: int, *, edges: bool,
+          force: bool = False) -> dict[str, Any]:
     params: dict[str, Any] = {}
     snapped = []
     for a, axis in axes.items():
@@ -200,7 +213,7 @@ def _draw(axes: dict[str, Axis], key: bytes, tag: str, index: int, attempt: int,
             snapped.append(a)
         else:
             params[a] = axis.from_unit(u)
-    if edges and not snapped:
+    if force and not snapped:
         candidates = [a for a, ax in axes.items() if not isinstance(ax, Seed)]
         if candidates:
             a = candidates[int(_unit(key, tag, index, attempt, "force") * len(candidates))]
@@ -211,14 +224,19 @@ def _draw(axes: dict[str, Axis], key: bytes, tag: str, index: int, attempt: int,
 
 def hidden_scenarios(oracle: Oracle, spec: SweepSpec, key: bytes, public: Iterable[Scenario] = ()) -> list[Scenario]:
     """K hidden scenarios, keyed by the task key, distinct from every public one,
-    each with at least one axis at an edge of its range."""
+    favouring the edges of the axes (the first one always has an axis at an edge)."""
     axes = effective_axes(oracle, spec)
     ident = _spec_identity(oracle, spec)
     taken = {s.key() for s in public} if public else {s.key() for s in public_scenarios(oracle, spec)}
     out: list[Scenario] = []
     for j in range(spec.n_hidden):
         for attempt in range(MAX_ATTEMPTS):
-            sc = Scenario(f"hidden_{j + 1}", _draw(axes, key, "hidden" + ident, j, attempt, edges=True))
+            # Edges are favoured (each axis snaps to an end with probability 0.3 and the
+            # first hidden scenario always has one); small axis spaces may run out of
+            # edge combinations, so later attempts draw freely.
+            edges = attempt < MAX_ATTEMPTS // 4
+            sc = Scenario(f"hidden_{j + 1}", _draw(axes, key, "hidden" + ident, j, attempt, edges=edges,
+                                                   force=edges and (j == 0 or attempt < 8)))
             if sc.key() not in taken:
                 break
         else:

@@ -17,6 +17,7 @@ answers from a cached probe, and without a socket it never imports ``docker`` at
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import os
@@ -27,11 +28,12 @@ import stat
 import tarfile
 import tempfile
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Callable, Iterable, Iterator
 
-from ..errors import ReconError, RuntimeUnavailable, TaskError
+from ..errors import ReconError, RuntimeUnavailable, TaskError, UsageError
 
 __all__ = [
     "engine_available", "engine_url", "connect", "DockerTaskRunner", "DockerRunResult", "DockerEngineError",
@@ -138,14 +140,22 @@ def connect(*, environ: dict[str, str] | None = None, timeout: float = PROBE_TIM
         raise RuntimeUnavailable("the Docker SDK for Python is not installed",
                                  hint="pip install 'docker>=7,<8', or use --runtime bwrap or --runtime local") from None
     client = None
-    try:
-        client = docker.from_env(environment=env, timeout=timeout)
-        client.ping()
-    except Exception as exc:  # noqa: BLE001 - every failure here means "no engine"
-        if client is not None:
-            client.close()
-        raise RuntimeUnavailable(f"no Docker engine answered at {url} ({_why_unreachable(exc)})",
-                                 hint=no_engine_hint()) from None
+    failure: str | None = None
+    with warnings.catch_warnings():
+        # docker-py never closes the socket of a failed unix connect
+        # (UnixHTTPConnection.connect); its ResourceWarning would only be noise here.
+        warnings.simplefilter("ignore", ResourceWarning)
+        try:
+            client = docker.from_env(environment=env, timeout=timeout)
+            client.ping()
+        except Exception as exc:  # noqa: BLE001 - every failure here means "no engine"
+            failure = _why_unreachable(exc)
+            if client is not None:
+                client.close()
+        if failure is not None:
+            gc.collect()  # finalise the leaked socket while its warning is ignored
+    if failure is not None or client is None:
+        raise RuntimeUnavailable(f"no Docker engine answered at {url} ({failure})", hint=no_engine_hint())
     client.api.timeout = API_TIMEOUT
     return client
 
@@ -324,9 +334,14 @@ def _tar_directory(src: Path, arcroot: str) -> bytes:
 
 
 def _collect_stream(chunks: Iterable[bytes]) -> Any:
+    """The chunks of an archive download in a (closable) spooled file, rewound."""
     spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)
-    for chunk in chunks:
-        spool.write(chunk)
+    try:
+        for chunk in chunks:
+            spool.write(chunk)
+    except BaseException:
+        spool.close()
+        raise
     spool.seek(0)
     return spool
 
@@ -507,7 +522,9 @@ class DockerTaskRunner:
         try:
             status = container.wait(timeout=timeout) if timeout else container.wait()
         except Exception as exc:  # noqa: BLE001 - the SDK raises requests' timeouts or connection errors
-            if type(exc).__name__ in ("ReadTimeout", "ConnectionError", "ReadTimeoutError") and timeout:
+            timed_out = type(exc).__name__ in ("ReadTimeout", "ReadTimeoutError") or (
+                type(exc).__name__ == "ConnectionError" and "timed out" in str(exc).lower())
+            if timed_out and timeout:
                 try:
                     container.kill()
                 except Exception:  # noqa: BLE001
@@ -543,7 +560,7 @@ class DockerTaskRunner:
             grade_args: list[str] | None = None) -> DockerRunResult:
         """Build (if needed) both images, run ``agent`` then the verifier, return what it wrote."""
         if agent not in AGENTS:
-            raise TaskError(f"unknown agent {agent!r}", hint=f"use one of {', '.join(AGENTS)}")
+            raise UsageError(f"unknown agent {agent!r}", hint=f"use one of {', '.join(AGENTS)}")
         args = list(grade_args or [])
         if nonce is not None:
             if not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", nonce):
@@ -552,10 +569,11 @@ class DockerTaskRunner:
         if probes is not None:
             args += ["--probes", str(int(probes))]
         from docker.errors import DockerException  # noqa: PLC0415
+        from requests.exceptions import RequestException  # noqa: PLC0415 - docker-py's transport
 
         notes: list[str] = [*self.config.agent.notes, *self.config.verifier.notes]
         built: list[str] = []
-        self.client  # noqa: B018 - connect first: no engine fails fast, before any hashing
+        _ = self.client  # connect first: without an engine this fails at once, before any hashing
         try:
             agent_tag, b1 = self.ensure_image("agent")
             verifier_tag, b2 = self.ensure_image("verifier")
@@ -566,6 +584,9 @@ class DockerTaskRunner:
             text = " ".join(str(getattr(exc, "explanation", None) or exc).split())[:300]
             raise DockerEngineError(f"the Docker engine failed during `recon run`: {text}",
                                     hint=_engine_hint(text, None)) from None
+        except RequestException as exc:
+            raise DockerEngineError(f"lost the Docker engine at {engine_url()} during `recon run`: "
+                                    f"{_why_unreachable(exc)}", hint="check the engine with `docker info`") from None
         finally:
             notes.extend(self.cleanup())
         reward_json, grading, reward = _read_reward(files, verifier_log)
@@ -600,7 +621,8 @@ class DockerTaskRunner:
                 except NotFound:
                     notes.append(f"artifact {src} does not exist in the agent container; the verifier gets none")
                     continue
-                _restage(_collect_stream(stream), out, _staged_path(i, src).lstrip("/"), made, notes)
+                with _collect_stream(stream) as archive:
+                    _restage(archive, out, _staged_path(i, src).lstrip("/"), made, notes)
         return staged.getvalue(), log
 
     def _verifier_script(self) -> str:
@@ -628,7 +650,8 @@ class DockerTaskRunner:
 
         try:
             stream, _ = container.get_archive("/logs/verifier")
-            files = _read_tar_files(_collect_stream(stream))
+            with _collect_stream(stream) as archive:
+                files = _read_tar_files(archive)
         except NotFound:
             files = {}
         files.setdefault("test-stdout.txt", log.encode("utf-8"))

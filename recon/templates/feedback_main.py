@@ -216,18 +216,16 @@ def _report(results, altered, fields, as_json, manifest):
         return code
     for rel, why in altered:
         print(f"ALTERED  {rel}  {why}: the published evidence was changed; compare against a fresh copy")
-    width = max([len(r["id"]) for r in results] + [6])
-    fwidth = max([len(k) for k in fields] + [5])
     for r in results:
         if r["failure"]:
-            print(f"{r['id']:<{width}}  {r['failure']}")
+            print(f"{r['id']}  {r['failure']}")
             tail = [ln for ln in r["stderr_tail"].splitlines() if ln.strip()][-6:]
             if r["failure"].startswith("CRASH") and tail:
                 for ln in tail:
-                    print(f"{'':<{width}}    | {ln[:160]}")
+                    print(f"    | {ln[:160]}")
             continue
         for f in r["fields"]:
-            line = f"{r['id']:<{width}}  {f['field']:<{fwidth}}  {f['status']}"
+            line = f"{r['id']}  {f['field']}  {f['status']}"
             if f["detail"]:
                 line += f"  {f['detail']}"
             print(line)

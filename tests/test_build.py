@@ -1,0 +1,164 @@
+"""`recon build`: layout, reproducibility, atomicity, leaks, instructions, harbor lint."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from recon import Registry, canonjson
+from recon.build import build_task, generate_feedback_tool
+from recon.errors import BuildError
+from recon.fsutil import tree_digest
+from recon.validate import leak_audit
+from recon.task import load_task
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_layout(lidar_task: Path) -> None:
+    for rel in ("task.toml", "instruction.md", "environment/Dockerfile", "environment/app/observations/manifest.json",
+                "environment/app/observations/reference_outputs.tar.gz", "environment/app/tools/feedback",
+                "environment/app/workspace/README.md", "tests/Dockerfile", "tests/test.sh", "solution/solve.sh",
+                "solution/reconstruct.py", "tests/grader.json", "tests/hidden/hidden_1/oracle_output.json"):
+        assert (lidar_task / rel).is_file(), rel
+    assert not (lidar_task / "environment/app/workspace/reconstruct.py").exists()
+    assert os.access(lidar_task / "environment/app/tools/feedback", os.X_OK)
+    assert (lidar_task / "tests").stat().st_mode & 0o077 == 0  # owner-only
+    assert (lidar_task / "solution").stat().st_mode & 0o077 == 0
+    conf = tomllib.loads((lidar_task / "task.toml").read_text())
+    assert conf["schema_version"] == "1.4" and conf["artifacts"] == ["/app/workspace"]
+    assert conf["task"]["name"] == "recon/lidar_icp"
+    assert conf["agent"]["user"] not in ("root", 0) and conf["agent"]["timeout_sec"] == 10800.0
+    assert conf["environment"]["network_mode"] == "no-network"
+    assert conf["verifier"]["environment_mode"] == "separate"
+    assert conf["metadata"]["n_public"] == 6 and conf["metadata"]["n_hidden"] == 3
+    for dockerfile in ("environment/Dockerfile", "tests/Dockerfile"):
+        text = (lidar_task / dockerfile).read_text()
+        installs = [w for ln in text.splitlines() if "pip install" in ln for w in ln.split() if w[0].isalpha() and "==" in w]
+        assert installs and all("==" in w for w in installs)
+    with tarfile.open(lidar_task / "environment/app/observations/reference_outputs.tar.gz") as tar:
+        names = set(tar.getnames())
+        assert {"public_1/scenario.json", "public_1/oracle_output.json", "public_1/signature.json",
+                "public_1/downsampled.las", "public_6/inputs/source.las"} <= names
+        assert all(m.mtime == 946684800 and m.uid == 0 and m.uname == "" for m in tar.getmembers())
+
+
+def test_signatures_tie_scenario_and_output(lidar_task: Path, tmp_path: Path) -> None:
+    with tarfile.open(lidar_task / "environment/app/observations/reference_outputs.tar.gz") as tar:
+        tar.extractall(tmp_path, filter="data")
+    sig = canonjson.read(tmp_path / "public_2/signature.json")
+    assert sig["scenario_sha256"] == canonjson.sha256_of(canonjson.read(tmp_path / "public_2/scenario.json"))
+    assert sig["output_sha256"] == canonjson.sha256_of(canonjson.read(tmp_path / "public_2/oracle_output.json"))
+    assert sig["oracle"] == "lidar_icp" and sig["oracle_version"] == "1.0.0"
+
+
+def test_builds_are_byte_identical_and_seed_changes_both_sets(tmp_path: Path, registry: Registry, lidar_task: Path) -> None:
+    again = build_task(registry, "lidar_icp", tmp_path / "again", workers=1).path
+    assert _files(again) == _files(lidar_task)
+    assert tree_digest(again) == tree_digest(lidar_task)
+    other = build_task(registry, "lidar_icp", tmp_path / "other", seed=1, n_public=2, n_hidden=2).path
+    t0, t1 = load_task(lidar_task), load_task(other)
+    assert {json.dumps(s.parameters, sort_keys=True) for s in t0.hidden()}.isdisjoint(
+        json.dumps(s.parameters, sort_keys=True) for s in t1.hidden())
+    assert {json.dumps(s.parameters, sort_keys=True) for s in t0.public()}.isdisjoint(
+        json.dumps(s.parameters, sort_keys=True) for s in t1.public())
+
+
+def test_failed_build_leaves_nothing_and_names_the_scenario(tmp_path: Path) -> None:
+    plugin = tmp_path / "flaky.py"
+    (tmp_path / "ref.py").write_text("print('{}')\n")
+    plugin.write_text('''
+from recon import oracle, Float, Number
+
+@oracle(name="flaky", version="1.0.0", title="t", domain="d", toolkit=[], reference="ref.py",
+        axes={"x": Float(0.0, 1.0)}, outputs={"y": Number(abs=1)})
+def flaky(params, evidence):
+    """Fails on large x."""
+    if params["x"] > 0.5:
+        raise ValueError("x too large for this oracle")
+    return {"y": params["x"]}
+''')
+    reg = Registry()
+    reg.load_plugin_file(plugin)
+    out = tmp_path / "tasks"
+    with pytest.raises(BuildError, match=r"scenario public_\d \(parameters \{\"x\":0\.[5-9].*ValueError: x too large"):
+        build_task(reg, "flaky", out)
+    assert not (out / "flaky").exists()
+    assert [p.name for p in out.iterdir()] == []  # no temporary sibling left either
+
+
+def test_no_hidden_value_or_oracle_source_on_the_agent_side(lidar_task: Path, session_registry: Registry) -> None:
+    o = session_registry.get("lidar_icp")
+    task = load_task(lidar_task)
+    assert leak_audit(task, [Path(o.source_file), o.reference]) == []  # type: ignore[list-item]
+
+
+def test_leak_audit_catches_a_planted_leak(lidar_task: Path, tmp_path: Path, session_registry: Registry) -> None:
+    copy = tmp_path / "leaky"
+    shutil.copytree(lidar_task, copy)
+    task = load_task(copy)
+    hidden = task.hidden()[0]
+    (copy / "environment/app/workspace/notes.txt").write_text(json.dumps(hidden.parameters))
+    shutil.copyfile(copy / "solution/reconstruct.py", copy / "environment/app/tools/helper.py")
+    o = session_registry.get("lidar_icp")
+    findings = leak_audit(task, [Path(o.source_file), o.reference])  # type: ignore[list-item]
+    assert any("hidden parameter hidden_1" in f for f in findings), findings
+    assert any("copy of solution/reconstruct.py" in f for f in findings), findings
+    assert any("lines of the oracle's source" in f for f in findings), findings
+
+
+def test_instruction_names_every_field_and_tolerance_and_no_hidden_value(lidar_task: Path) -> None:
+    text = (lidar_task / "instruction.md").read_text()
+    manifest = canonjson.read(lidar_task / "environment/app/observations/manifest.json")
+    for name, out in manifest["outputs"].items():
+        assert f"`{name}`" in text and out["tolerance"] in text
+    for needle in ("/app/workspace/reconstruct.py", "/app/tools/feedback", "hidden", "(k + f) / 6", "laspy"):
+        assert needle in text
+    for sd in load_task(lidar_task).hidden():
+        for v in sd.parameters.values():
+            if isinstance(v, float) and len(repr(v)) > 5:
+                assert repr(v) not in text
+
+
+def test_feedback_tool_is_generated_from_compare_and_stdlib_only() -> None:
+    import ast
+    import sys
+
+    from recon import compare
+
+    tool = generate_feedback_tool()
+    assert tool.startswith("#!/usr/bin/env python3\n")
+    src = Path(compare.__file__).read_text()
+    body = src.split('"""', 2)[2]
+    for line in body.splitlines():
+        if line.strip() and line.strip() != "from __future__ import annotations":
+            assert line in tool
+    tree = ast.parse(tool)
+    mods = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    mods |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+    assert "recon" not in mods
+    assert mods - {"rdkit"} <= set(sys.stdlib_module_names) | {"__future__"}
+
+
+def _harbor() -> str | None:
+    for cand in (os.environ.get("RECON_HARBOR"), "/opt/harbor-venv/bin/harbor", shutil.which("harbor")):
+        if cand and Path(cand).is_file():
+            return cand
+    return None
+
+
+@pytest.mark.skipif(_harbor() is None, reason="Harbor is not installed (see .ci/run: a Python 3.12 venv)")
+def test_harbor_lint_reports_nothing(lidar_task: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
+    for extra in ([], ["--extend-select", "root-agent"]):
+        proc = subprocess.run([_harbor(), "lint", *extra, str(lidar_task)], capture_output=True, text=True, env=env)  # type: ignore[list-item]
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert proc.stdout == "" and proc.stderr == ""
