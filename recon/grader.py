@@ -64,8 +64,15 @@ class Outcome:
 
 def resolve_oracle(task: Task, registry: Registry | None = None) -> Oracle:
     """The oracle a task was built from, at the version it was built with."""
-    reg = registry if registry is not None else Registry.default()
     name = task.name
+    if registry is not None:
+        reg = registry
+    else:
+        # Load only as much as needed, so an unrelated broken plugin cannot stop a grading.
+        reg = Registry()
+        reg.load_builtins()
+        if name not in reg:
+            reg.load_entry_points()
     if name not in reg and task.plugin_path() is not None:
         reg.load_plugin_file(task.plugin_path())  # type: ignore[arg-type]
     o = reg.get(name)
@@ -254,22 +261,29 @@ def grade(
     t_oracle = 0.0
 
     with tempfile.TemporaryDirectory(prefix="recon-grade-") as tmp:
-        # Probes: fresh scenarios from the private oracle, keyed by the task key and the nonce.
-        probe_items: list[Graded] = []
-        if n_probes:
-            oracle = resolve_oracle(task, registry)
-            spec = SweepSpec(**{k: task.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
-            taken = [Scenario(g.id, g.parameters) for g in public]
-            graded_sc = [Scenario(g.id, g.parameters) for g in hidden]
-            t0 = time.perf_counter()
-            for sc in probe_scenarios(oracle, spec, bytes.fromhex(task.meta["task_key"]), nonce, n_probes, taken, graded_sc):
-                d = Path(tmp) / sc.id
-                run = run_scenario(oracle, sc, d, evidence=False)
-                doc = canonjson.read(d / "scenario.json")
-                probe_items.append(Graded(sc.id, doc, run.output, {k: d / v for k, v in doc["inputs"].items()}, "probe"))
-                probe_docs.append({"id": sc.id, "parameters": sc.parameters})
-            t_oracle = time.perf_counter() - t0
-        graded_items = hidden + probe_items
+        probe_cache: list[Graded] | None = None
+
+        def graded_set() -> list[Graded]:
+            """Hidden scenarios plus the probes, drawn (once) when a rung first needs them:
+            fresh scenarios from the private oracle, keyed by the task key and the nonce."""
+            nonlocal probe_cache, t_oracle
+            if probe_cache is None:
+                probe_cache = []
+                if n_probes:
+                    oracle = resolve_oracle(task, registry)
+                    spec = SweepSpec(**{k: task.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
+                    taken = [Scenario(g.id, g.parameters) for g in public]
+                    graded_sc = [Scenario(g.id, g.parameters) for g in hidden]
+                    t0 = time.perf_counter()
+                    key = bytes.fromhex(task.meta["task_key"])
+                    for sc in probe_scenarios(oracle, spec, key, nonce, n_probes, taken, graded_sc):
+                        d = Path(tmp) / sc.id
+                        run = run_scenario(oracle, sc, d, evidence=False)
+                        doc = canonjson.read(d / "scenario.json")
+                        probe_cache.append(Graded(sc.id, doc, run.output, {k: d / v for k, v in doc["inputs"].items()}, "probe"))
+                        probe_docs.append({"id": sc.id, "parameters": sc.parameters})
+                    t_oracle = time.perf_counter() - t0
+            return hidden + probe_cache
 
         state: dict[str, Any] = {}
         for rung in lad.rungs:
@@ -289,7 +303,7 @@ def grade(
                     ok, why = state["source"][0 if family == "reconstruct_exists" else 1]
                     checks.append(_check(family, ok, why))
                 elif family in ("public_contract", "graded_contract"):
-                    items = public if family == "public_contract" else graded_items
+                    items = public if family == "public_contract" else graded_set()
                     t0 = time.perf_counter()
                     res = _run_all(rt, workspace, items, limits, task.app_dir, fields, workers, progress)
                     t_runs += time.perf_counter() - t0
@@ -303,7 +317,7 @@ def grade(
                     graded_res: list[Outcome] = state.get("graded_contract") or []
                     if not graded_res:
                         t0 = time.perf_counter()
-                        graded_res = _run_all(rt, workspace, graded_items, limits, task.app_dir, fields, workers, progress)
+                        graded_res = _run_all(rt, workspace, graded_set(), limits, task.app_dir, fields, workers, progress)
                         t_runs += time.perf_counter() - t0
                         runs += len(graded_res)
                         state["graded_contract"] = graded_res

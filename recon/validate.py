@@ -248,8 +248,8 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
     task = load_task(task_dir)
     if task.root is None or task.app_dir is None:
         raise TaskError(f"{task_dir} is not a whole built task (needs environment/app and solution/)")
-    reg = registry if registry is not None else Registry.default()
-    oracle = resolve_oracle(task, reg)
+    oracle = resolve_oracle(task, registry)
+    reg = registry
     rt = runtime if isinstance(runtime, Runtime) else get_runtime(runtime)
     reference = task.root / "solution" / "reconstruct.py"
     solve = task.root / "solution" / "solve.sh"

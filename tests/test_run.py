@@ -40,27 +40,40 @@ def no_engine(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
 def test_oracle_scores_one_and_nop_zero(lidar_task: Path, runtime: str, tmp_path: Path) -> None:
-    oracle = run_task(lidar_task, "oracle", runtime=runtime, out_dir=tmp_path / "oracle")
-    assert oracle.runtime == runtime and oracle.reason is None
-    assert oracle.reward == 1.0 and oracle.binary == 1, oracle.grading
-    assert oracle.grading is not None and oracle.grading["runtime"] == runtime
-    assert (tmp_path / "oracle" / "reward.txt").read_text() == "1.0\n"
-    assert json.loads((tmp_path / "oracle" / "reward.json").read_text()) == {"binary": 1, "reward": 1.0}
-    nop = run_task(lidar_task, "nop", runtime=runtime)
-    assert nop.reward == 0.0 and nop.binary == 0
+    workspace = lidar_task / "environment" / "app" / "workspace"
+    before = sorted(p.name for p in workspace.iterdir())
+    # oracle, through the command line, as JSON
+    res = CliRunner().invoke(cli, ["run", str(lidar_task), "--agent", "oracle", "--runtime", runtime, "--json",
+                                   "--probes", "1", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["agent"] == "oracle" and doc["runtime"] == runtime and doc["runtime_reason"] is None
+    assert doc["reward"] == 1.0 and doc["binary"] == 1 and doc["rung"]["index"] == 6, doc["grading"]
+    assert doc["grading"]["runtime"] == runtime and doc["grading"]["workspace"] == "/app/workspace"
+    assert (tmp_path / "reward.txt").read_text() == "1.0\n"
+    assert json.loads((tmp_path / "reward.json").read_text()) == {"binary": 1, "reward": 1.0}
+    assert json.loads((tmp_path / "grading.json").read_text())["nonce"] == doc["grading"]["nonce"]
+    # nop, as the table
+    res = CliRunner().invoke(cli, ["run", str(lidar_task), "--agent", "nop", "--runtime", runtime, "--probes", "1"])
+    assert res.exit_code == 0, res.output
+    assert "editable workspace" in res.stdout and "FAIL" in res.stdout
+    assert res.stdout.rstrip().endswith(f"nop agent on {runtime}: reward 0.0")
+    assert res.stderr.splitlines()[0] == f"runtime: {runtime}"
+    # the agent worked on a copy: the task itself is untouched
+    assert sorted(p.name for p in workspace.iterdir()) == before
+
+
+def test_library_run_reports(lidar_task: Path) -> None:
+    nop = run_task(lidar_task, "nop", runtime="local", probes=0)
+    assert nop.reward == 0.0 and nop.binary == 0 and nop.reward_text == "0.0"
     assert nop.grading is not None and nop.grading["rung"]["index"] == 0
-
-
-def test_the_task_is_left_untouched(lidar_task: Path) -> None:
-    before = sorted(p.name for p in (lidar_task / "environment" / "app" / "workspace").iterdir())
-    run_task(lidar_task, "oracle", runtime="local", probes=1)
-    assert sorted(p.name for p in (lidar_task / "environment" / "app" / "workspace").iterdir()) == before
+    assert nop.to_json()["rung"] == {"index": 0, "name": nop.grading["rung"]["name"]}
 
 
 @pytest.mark.skipif(not _bwrap_ok(), reason="bubblewrap unusable here")
 def test_same_submission_same_grade_on_bwrap_and_local(lidar_task: Path) -> None:
-    a = run_task(lidar_task, "oracle", runtime="bwrap", nonce="same-grade")
-    b = run_task(lidar_task, "oracle", runtime="local", nonce="same-grade")
+    a = run_task(lidar_task, "oracle", runtime="bwrap", nonce="same-grade", probes=1)
+    b = run_task(lidar_task, "oracle", runtime="local", nonce="same-grade", probes=1)
     assert a.grading is not None and b.grading is not None
     assert a.reward == b.reward == 1.0
     assert a.grading["probes"] == b.grading["probes"]
@@ -87,17 +100,6 @@ def test_choose_runtime_reasons(no_engine: None) -> None:
     assert choose_runtime("local") == ("local", None)
     with pytest.raises(UsageError):
         choose_runtime("podman")
-
-
-@pytest.mark.parametrize("runtime", RUNTIMES)
-def test_cli_oracle_json(lidar_task: Path, runtime: str, tmp_path: Path) -> None:
-    res = CliRunner().invoke(cli, ["run", str(lidar_task), "--agent", "oracle", "--runtime", runtime, "--json",
-                                   "--out", str(tmp_path)])
-    assert res.exit_code == 0, res.output
-    doc = json.loads(res.stdout)
-    assert doc["agent"] == "oracle" and doc["runtime"] == runtime and doc["runtime_reason"] is None
-    assert doc["reward"] == 1.0 and doc["binary"] == 1 and doc["rung"]["index"] == 6
-    assert doc["grading"]["nonce"] == json.loads((tmp_path / "grading.json").read_text())["nonce"]
 
 
 def test_cli_rejects_unknown_agent_and_runtime(lidar_task: Path) -> None:

@@ -25,11 +25,13 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option
 @click.option("--probes", type=int, help="Fresh probe scenarios (default: the task's, 3).")
 @click.option("--ladder", help="Ladder name (default: the task's, six_rung).")
 @click.option("--label", help="Name of the workspace in reports (default: its path).")
+@click.option("--history", "history", type=click.Path(dir_okay=False, path_type=Path),
+              help="Append one line for this grading to this .jsonl file (a checkpoint series).")
 @plugin_option
 @quiet_option
 def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, runtime: str, timeout: float | None,
               nonce: str | None, probes: int | None, ladder: str | None, label: str | None,
-              plugins: tuple[Path, ...], quiet: bool) -> None:
+              history: Path | None, plugins: tuple[Path, ...], quiet: bool) -> None:
     """Grade WORKSPACE on the built task TASK_DIR's ladder."""
     task = load_task(task_dir)
     from ..runtimes.base import get_runtime, pick_runtime_name  # noqa: PLC0415
@@ -38,13 +40,18 @@ def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, 
     if runtime == "auto" or pick_runtime_name(runtime) != rt.name:
         info(f"runtime: {rt.name}", quiet or as_json)
     for w in rt.warnings():
-        info(f"warning: {w}", quiet and not w)
+        info(f"warning: {w}")
     n = len(task.meta["public"]) + len(task.meta["hidden"]) + int(task.meta.get("probes", 3) if probes is None else probes)
     with progress("grading", n, quiet or as_json) as bar:
         g = grade(task, workspace, runtime=rt, nonce=nonce, probes=probes, ladder=ladder, timeout=timeout,
-                  registry=load_registry(plugins), workspace_label=label, progress=bar)
+                  registry=load_registry(plugins) if plugins else None, workspace_label=label, progress=bar)
     if out is not None:
         write_outputs(g, out)
+    if history is not None:
+        from ..history import append  # noqa: PLC0415
+
+        append(history, g)
+        info(f"appended to {history}", quiet or as_json)
     if as_json:
         click.echo(canonjson.dumps(g), nl=False)
     else:

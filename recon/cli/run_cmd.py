@@ -36,9 +36,12 @@ def run_cmd(task_dir: Path, agent: str, runtime: str, as_json: bool, out: Path |
     info(f"runtime: {name}" + (f" (auto: {reason})" if reason else ""), quiet)
     meta = task.meta
     n = len(meta["public"]) + len(meta["hidden"]) + int(meta.get("probes", 3) if probes is None else probes)
+    # Without --plugin the grader loads only the task's own oracle, so an unrelated broken
+    # plugin cannot stop a run; the docker verifier carries its own copy anyway.
+    registry = load_registry(plugins) if plugins and name != "docker" else None
     with progress(f"{agent} on {name}", n, quiet or as_json or name == "docker") as bar:
         report = run_task(task_dir, agent, runtime=name, nonce=nonce, probes=probes, out_dir=out,
-                          registry=load_registry(plugins), log=lambda msg: info(msg, quiet), progress=bar)
+                          registry=registry, log=lambda msg: info(msg, quiet), progress=bar)
     report.reason = reason
     for note in report.notes:
         info(f"note: {note}", quiet)

@@ -31,7 +31,7 @@ def validate_cmd(task_dir: Path, runtime: str, as_json: bool, plugins: tuple[Pat
 
     if not as_json:
         click.echo(f"{'':4}  {'check':<20} {'expect':<12} {'reward':<8} detail")
-    rows, work = validate(task_dir, runtime=rt, registry=load_registry(plugins), report=show)
+    rows, work = validate(task_dir, runtime=rt, registry=load_registry(plugins) if plugins else None, report=show)
     failed = [r for r in rows if not r.passed]
     if as_json:
         click.echo(canonjson.dumps({"ok": not failed, "work": work, "runtime": rt.name, "rows": [

@@ -1,0 +1,207 @@
+"""Datasets: many tasks built at once, their variants, and the manifest that lists them.
+
+``build_all`` builds every named oracle (in parallel processes) into one folder and
+``write_manifest`` records each task with the digest of its tree (``dataset.json``), so
+a dataset can be checked byte for byte later: ``tree_digest(DIR/<path>)`` must equal the
+manifest's ``digest``.
+
+Variants. Variant N of an oracle is the same task over another sweep, named
+``NAME__NN`` like the task ids of long-horizon benchmarks (``lidar_icp__06``). Its sweep
+seed is ``variant_seed(s, N) = 2**48 + s * 2**16 + N`` where ``s`` is the spec's seed:
+
+- injective: distinct (s, N) give distinct seeds (s < 2**32, 1 <= N <= 99), so no two
+  variants of any base seeds share a sweep (with ``s + 1000 * N``, variant 2 of seed 0
+  and variant 1 of seed 1000 would be the same task);
+- disjoint from hand-picked seeds (< 2**48), so a variant never coincides with a plain
+  ``--seed`` build;
+- below 2**53, so the seed survives any JSON reader.
+
+The seed is hashed into the sweep identity, so different seeds give unrelated public
+scenarios; hidden scenarios are keyed by the build secret and the same identity anyway.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from concurrent.futures import Future, ProcessPoolExecutor, wait, FIRST_COMPLETED
+from dataclasses import dataclass
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, Callable
+
+from . import __version__, canonjson
+from .build import build_task
+from .errors import BuildError, ReconError, UsageError
+from .fsutil import tree_digest
+from .registry import Registry
+from .sweep import load_spec
+
+__all__ = ["variant_seed", "variant_name", "build_all", "write_manifest", "read_manifest", "DatasetEntry",
+           "MANIFEST", "VARIANT_SEED_BASE", "MAX_VARIANT"]
+
+MANIFEST = "dataset.json"
+VARIANT_SEED_BASE = 1 << 48
+MAX_VARIANT = 99
+MAX_BASE_SEED = (1 << 32) - 1
+
+
+def variant_seed(base_seed: int, n: int) -> int:
+    """The sweep seed of variant ``n`` of a spec whose seed is ``base_seed`` (see module doc)."""
+    if not (isinstance(n, int) and 1 <= n <= MAX_VARIANT):
+        raise UsageError(f"--variant {n!r} must be an integer in [1, {MAX_VARIANT}]", hint="variants are numbered 01 to 99")
+    if not (0 <= base_seed <= MAX_BASE_SEED):
+        raise UsageError(f"a variant needs a base seed in [0, 2**32); got seed={base_seed}",
+                         hint="use a smaller --seed (variants are derived from it)")
+    return VARIANT_SEED_BASE + (base_seed << 16) + n
+
+
+def variant_name(name: str, n: int) -> str:
+    """``NAME__NN``."""
+    return f"{name}__{n:02d}"
+
+
+@dataclass
+class DatasetEntry:
+    name: str            # task folder name (NAME or NAME__NN)
+    oracle: str
+    oracle_version: str
+    path: Path
+    digest: str
+    seed: int
+    variant: int | None
+    n_public: int
+    n_hidden: int
+    oracle_seconds: float
+    secret_source: str = ""
+
+    def to_json(self, root: Path) -> dict[str, Any]:
+        return {"name": self.name, "task": f"recon/{self.name}", "oracle": self.oracle,
+                "oracle_version": self.oracle_version, "path": self.path.relative_to(root).as_posix(),
+                "digest": self.digest, "seed": self.seed, "variant": self.variant,
+                "n_public": self.n_public, "n_hidden": self.n_hidden}
+
+
+def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], workers: int,
+               progress: Callable[[int], None] | None) -> DatasetEntry:
+    oracle = registry.get(name)
+    seed = opts.get("seed")
+    variant = opts.get("variant")
+    task_name = None
+    if variant is not None:
+        base = load_spec(oracle, opts.get("spec_path"), seed=seed).seed
+        seed = variant_seed(base, variant)
+        task_name = variant_name(name, variant)
+    res = build_task(registry, name, out, n_public=opts.get("n_public"), n_hidden=opts.get("n_hidden"), seed=seed,
+                     spec_path=opts.get("spec_path"), secret=opts.get("secret"), task_name=task_name,
+                     workers=workers, progress=progress)
+    return DatasetEntry(res.path.name, oracle.name, oracle.version, res.path, tree_digest(res.path), res.spec.seed,
+                        variant, res.spec.n_public, res.spec.n_hidden, res.oracle_seconds, res.secret_source)
+
+
+def build_one(registry: Registry, name: str, out: Path, *, variant: int | None = None,
+              workers: int = 1, progress: Callable[[int], None] | None = None, **opts: Any) -> DatasetEntry:
+    """Build one task (variant ``variant`` when given) and return its manifest entry."""
+    return _build_one(registry, name, Path(out), {**opts, "variant": variant}, workers, progress)
+
+
+# Worker-process state, inherited through fork (the registry may hold plugin-file
+# oracles, which cannot be pickled).
+_W: dict[str, Any] = {}
+
+
+def _init(registry: Registry, q: Any, workers: int) -> None:
+    _W["registry"], _W["queue"], _W["workers"] = registry, q, workers
+
+
+def _work(name: str, out: str, opts: dict[str, Any]) -> DatasetEntry | str:
+    q = _W["queue"]
+    try:
+        return _build_one(_W["registry"], name, Path(out), opts, _W["workers"], lambda n: q.put(n))
+    except ReconError as exc:  # reported per task by the parent; bugs propagate with their traceback
+        return f"{name}: {exc.message}"
+
+
+def build_all(registry: Registry, out: Path | str, *, names: list[str] | None = None, workers: int | None = None,
+              progress: Callable[[int], None] | None = None, **opts: Any) -> list[DatasetEntry]:
+    """Build every oracle in ``names`` (default: all registered) into ``out``, up to
+    ``workers`` tasks at once, each running its scenarios on up to ``workers``
+    processes; returns the entries in name order.
+
+    Tasks differ a lot in cost (one oracle call may take 0.1 s, another 4 s). Building
+    tasks side by side and letting each spread its scenarios keeps every core busy
+    until the last scenario of the slowest task: when a cheap task is done, the
+    expensive one's pool has the machine to itself.
+
+    Every task is attempted; if any fails, :class:`BuildError` lists the failures after
+    the others are done (each task is atomic, so nothing half-written remains)."""
+    out = Path(out)
+    names = sorted(names if names is not None else registry.names())
+    if not names:
+        raise UsageError("no oracles are registered", hint="check `recon list`")
+    for n in names:
+        registry.get(n)
+    workers = max(1, workers or os.cpu_count() or 1)
+    results: dict[str, DatasetEntry | str] = {}
+    if len(names) == 1 or workers == 1:
+        # One task: parallelise its scenarios instead of tasks.
+        for n in names:
+            try:
+                results[n] = _build_one(registry, n, out, opts, workers, progress)
+            except ReconError as exc:
+                if len(names) == 1:
+                    raise
+                results[n] = f"{n}: {exc.message}"
+    else:
+        ctx = get_context("fork")
+        q = ctx.SimpleQueue()
+        with ProcessPoolExecutor(max_workers=min(workers, len(names)), mp_context=ctx,
+                                 initializer=_init, initargs=(registry, q, workers)) as pool:
+            pending: dict[Future[DatasetEntry | str], str] = {pool.submit(_work, n, str(out), opts): n for n in names}
+            while pending:
+                done, _ = wait(list(pending), timeout=0.1, return_when=FIRST_COMPLETED)
+                while not q.empty():
+                    step = q.get()
+                    if progress:
+                        progress(step)
+                for fut in done:
+                    results[pending.pop(fut)] = fut.result()
+        while not q.empty():  # pragma: no cover - late updates
+            step = q.get()
+            if progress:
+                progress(step)
+    failures = [r for r in results.values() if isinstance(r, str)]
+    if failures:
+        raise BuildError(f"{len(failures)} of {len(names)} task(s) failed to build: " + "; ".join(failures),
+                         hint="fix those oracles or build the others by name; no dataset manifest was written")
+    return [r for n in names if isinstance(r := results[n], DatasetEntry)]
+
+
+def write_manifest(out: Path | str, entries: list[DatasetEntry]) -> Path:
+    """Write ``out/dataset.json`` (atomically): every task, its path and tree digest."""
+    out = Path(out).absolute()
+    doc = {
+        "dataset_schema": 1,
+        "recon_version": __version__,
+        "digest": "recon.fsutil.tree_digest: sha256 over every file's relative path, executable bit and sha256, sorted",
+        "tasks": [e.to_json(out) for e in sorted(entries, key=lambda e: e.name)],
+    }
+    path = out / MANIFEST
+    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{MANIFEST}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(canonjson.dumps(doc).encode("utf-8"))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def read_manifest(path: Path | str) -> dict[str, Any]:
+    """A dataset manifest (the file, or the folder holding ``dataset.json``)."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / MANIFEST
+    return dict(canonjson.read(p))

@@ -1,0 +1,488 @@
+"""Private helpers shared by the local and bwrap runtimes.
+
+- :class:`SlotPool`: one unprivileged numeric uid per concurrent run (root only), locked
+  with ``flock`` so that two graders on one machine never share a uid; after a run every
+  process of that uid is killed, whatever it did to escape (setsid, double fork...).
+- :func:`prepare_run`: the private run directory (workspace copy, inputs, home, tmp).
+- :func:`launch` + :func:`supervise`: start the launcher, feed stdin from a file, read
+  stdout up to the cap and the stderr tail, enforce the wall clock, kill, reap.
+"""
+from __future__ import annotations
+
+import errno
+import fcntl
+import grp
+import json
+import os
+import pwd
+import selectors
+import shutil
+import signal
+import site
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+from ..errors import RuntimeUnavailable
+from .base import Limits, RunResult
+
+LAUNCHER = str(Path(__file__).with_name("_launcher.py"))
+UID_BASE = 61000
+MAX_SLOTS = 1024
+IS_ROOT = os.geteuid() == 0
+
+
+# --------------------------------------------------------------------------- uids / kill
+
+
+def uid_processes(uid: int) -> list[int]:
+    """Live (non-zombie) processes whose real uid is ``uid``, from /proc."""
+    found = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/status", "rb") as f:
+                s = f.read()
+        except OSError:
+            continue
+        i = s.find(b"\nUid:")
+        j = s.find(b"\nState:")
+        if i < 0 or int(s[i + 5:].split(None, 1)[0]) != uid:
+            continue
+        if j >= 0 and s[j + 7:].split(None, 1)[0] in (b"Z", b"X"):
+            continue
+        found.append(int(d))
+    return found
+
+
+def kill_uid(uid: int, *, deadline: float = 10.0) -> bool:
+    """SIGKILL every process of ``uid``; True when none is left.
+
+    Fast path: one /proc scan finds nothing. Otherwise a helper that runs as ``uid``
+    calls ``kill(-1, SIGKILL)``, which the kernel applies to all of them atomically with
+    respect to fork (a fork storm cannot outrun it), then /proc is checked again.
+    """
+    end = time.monotonic() + deadline
+    while True:
+        pids = uid_processes(uid)
+        if not pids:
+            return True
+        if time.monotonic() > end:
+            return False
+        try:
+            subprocess.run(["/bin/sh", "-c", "kill -9 -1"], user=uid, group=uid, extra_groups=[],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=5, check=False)
+        except (OSError, subprocess.SubprocessError):
+            pass
+        for pid in uid_processes(uid):  # fallback when the helper could not start
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        time.sleep(0.01)
+
+
+class SlotPool:
+    """Numeric uids UID_BASE + slot, one per concurrent run, exclusive across processes."""
+
+    def __init__(self) -> None:
+        self._dir = Path(tempfile.gettempdir()) / f"recon-slots-{os.geteuid()}"
+        self._lock = threading.Lock()
+
+    def _lockdir(self) -> Path:
+        d = self._dir
+        try:
+            d.mkdir(mode=0o700)
+        except FileExistsError:
+            pass
+        st = d.lstat()
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            raise RuntimeUnavailable(f"{d} is not a private directory of this user",
+                                     hint=f"remove {d} and retry")
+        return d
+
+    def acquire(self) -> tuple[int, int]:
+        """(uid, lock fd). The uid has no passwd/group entry and no process left."""
+        with self._lock:
+            d = self._lockdir()
+            for slot in range(MAX_SLOTS):
+                uid = UID_BASE + slot
+                if _name_exists(uid):
+                    continue
+                fd = os.open(d / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError:
+                    os.close(fd)
+                    continue
+                kill_uid(uid)  # leftovers of a grader that crashed mid-run
+                return uid, fd
+        raise RuntimeUnavailable(f"all {MAX_SLOTS} sandbox uids are in use", hint="run fewer graders at once")
+
+    @staticmethod
+    def release(fd: int) -> None:
+        os.close(fd)  # closing drops the flock
+
+
+def _name_exists(uid: int) -> bool:
+    try:
+        pwd.getpwuid(uid)
+        return True
+    except KeyError:
+        pass
+    try:
+        grp.getgrgid(uid)
+        return True
+    except KeyError:
+        return False
+
+
+# --------------------------------------------------------------------------- interpreter paths
+
+
+def _under(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip("/") + "/")
+
+
+def interpreter_paths() -> list[str]:
+    """The directories the interpreter and its installed packages live in (minimal set)."""
+    cands = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
+             os.path.dirname(os.path.realpath(sys.executable)), os.path.dirname(os.path.abspath(sys.executable))}
+    try:
+        cands.update(site.getsitepackages())
+    except AttributeError:  # pragma: no cover - old virtualenv
+        pass
+    real = sorted({os.path.realpath(p) for p in cands if p and os.path.isdir(p)} |
+                  {os.path.abspath(p) for p in cands if p and os.path.isdir(p)})
+    out: list[str] = []
+    for p in real:  # drop paths inside another one
+        if not any(_under(p, q) for q in out):
+            out.append(p)
+    return out
+
+
+def _other_can_traverse(st: os.stat_result) -> bool:
+    return bool(st.st_mode & 0o001)
+
+
+def expose_plan(paths: list[str]) -> list[list[Any]]:
+    """For paths an unprivileged user cannot reach: [[top, [paths under top]], ...] where
+    ``top`` is the outermost directory on the way that others may not traverse."""
+    plan: dict[str, list[str]] = {}
+    for p in paths:
+        parts = Path(p).parts
+        cur = "/"
+        for part in parts[1:-1] if not os.path.isdir(p) else parts[1:]:
+            cur = os.path.join(cur, part)
+            try:
+                st = os.stat(cur)
+            except OSError:
+                break
+            if not _other_can_traverse(st) and cur != p:
+                plan.setdefault(cur, []).append(p)
+                break
+    return [[top, sorted(set(ps))] for top, ps in sorted(plan.items())]
+
+
+# --------------------------------------------------------------------------- run directory
+
+
+@dataclass
+class RunDir:
+    root: Path
+    app: Path            # <root>/app: public app entries (symlinks, local) + workspace copy
+    workspace: Path      # <root>/app/workspace: cwd of the submission
+    inputs: Path         # <root>/inputs
+    home: Path
+    tmp: Path
+    stdin: Path          # canonical scenario JSON, opened by the grader as stdin
+    input_names: dict[str, str] = field(default_factory=dict)  # name -> file name in inputs/
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    """Copy a workspace without following symlinks and skipping fifos, sockets, devices
+    (a copy made as root must never read through a link the submission planted)."""
+    dst.mkdir(mode=0o755)
+    with os.scandir(src) as it:
+        for e in it:
+            s, d = Path(e.path), dst / e.name
+            try:
+                if e.is_symlink():
+                    os.symlink(os.readlink(s), d)
+                elif e.is_dir(follow_symlinks=False):
+                    _copy_tree(s, d)
+                elif e.is_file(follow_symlinks=False):
+                    shutil.copyfile(s, d, follow_symlinks=False)
+                    os.chmod(d, stat.S_IMODE(e.stat(follow_symlinks=False).st_mode) & 0o755 | 0o600)
+            except OSError:
+                continue  # unreadable entries are simply not part of the copy
+
+
+def _chown_tree(root: Path, uid: int, gid: int) -> None:
+    os.chown(root, uid, gid, follow_symlinks=False)
+    for dirpath, dirnames, filenames in os.walk(root):
+        for n in dirnames + filenames:
+            os.chown(os.path.join(dirpath, n), uid, gid, follow_symlinks=False)
+
+
+def prepare_run(workspace: Path, scenario: dict[str, Any], inputs: dict[str, Path], *,
+                inputs_visible_at: str | None, app_dir: Path | None, link_app: bool,
+                owner: tuple[int, int] | None) -> RunDir:
+    """Fresh private directory for one run; scenario inputs rewritten to visible paths."""
+    root = Path(tempfile.mkdtemp(prefix="recon-run-"))
+    try:
+        rd = RunDir(root=root, app=root / "app", workspace=root / "app" / "workspace", inputs=root / "inputs",
+                    home=root / "home", tmp=root / "tmp", stdin=root / "scenario.json")
+        rd.app.mkdir()
+        ws = Path(workspace)
+        if ws.is_dir():
+            _copy_tree(ws, rd.workspace)
+        else:
+            rd.workspace.mkdir()
+        if link_app and app_dir is not None and Path(app_dir).is_dir():
+            for e in sorted(os.listdir(app_dir)):
+                if e != "workspace":
+                    os.symlink(os.path.join(os.path.abspath(app_dir), e), rd.app / e)
+        rd.inputs.mkdir()
+        used: set[str] = set()
+        visible_root = inputs_visible_at or str(rd.inputs)
+        rewritten: dict[str, str] = {}
+        for name, real in sorted(inputs.items()):
+            base = os.path.basename(str(real)) or str(name)
+            fname = base if base not in used and base not in (".", "..") else f"{len(used)}_{base}"
+            used.add(fname)
+            shutil.copyfile(real, rd.inputs / fname)
+            os.chmod(rd.inputs / fname, 0o444)
+            rd.input_names[str(name)] = fname
+            rewritten[str(name)] = f"{visible_root}/{fname}"
+        doc = dict(scenario)
+        if inputs or "inputs" in doc:
+            doc["inputs"] = rewritten
+        rd.stdin.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False), "utf-8")
+        os.chmod(rd.stdin, 0o600)
+        rd.home.mkdir(mode=0o700)
+        rd.tmp.mkdir(mode=0o700)
+        if owner is not None:
+            os.chmod(root, 0o700)
+            _chown_tree(root, *owner)
+            os.chown(rd.stdin, 0, 0)  # read through the inherited fd only
+        return rd
+    except BaseException:
+        remove_tree(root)
+        raise
+
+
+def remove_tree(root: Path) -> None:
+    """rmtree that also removes what a submission made unreadable (chmod 000)."""
+    def onerror(func: Callable[..., Any], path: str, exc: Any) -> None:
+        try:
+            os.chmod(os.path.dirname(path), 0o700)
+            if os.path.isdir(path) and not os.path.islink(path):
+                os.chmod(path, 0o700)
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                os.unlink(path)
+        except OSError:
+            pass
+
+    if os.path.lexists(root):
+        shutil.rmtree(root, onerror=onerror)
+
+
+# --------------------------------------------------------------------------- launch + supervise
+
+
+def rlimits(limits: Limits, *, nproc_extra: int = 0) -> dict[str, list[int]]:
+    return {
+        "cpu": [int(limits.cpu), int(limits.cpu) + 1],   # SIGXCPU, then SIGKILL a second later
+        "as": [int(limits.memory), int(limits.memory)],
+        "fsize": [int(limits.fsize), int(limits.fsize)],
+        "nproc": [int(limits.nproc) + nproc_extra, int(limits.nproc) + nproc_extra],
+        "core": [0, 0],
+    }
+
+
+@dataclass
+class Started:
+    proc: subprocess.Popen[bytes]
+    status_r: int
+    started: float
+
+
+def launch(cfg: dict[str, Any], stdin_path: Path, *, extra_fds: tuple[int, ...] = ()) -> Started:
+    """Start ``python -I -S _launcher.py CONFIG`` in a new session."""
+    status_r, status_w = os.pipe2(os.O_CLOEXEC)
+    cfg = dict(cfg, status_fd=status_w)
+    t0 = time.monotonic()
+    try:
+        with open(stdin_path, "rb") as stdin:
+            proc = subprocess.Popen(
+                [sys.executable, "-I", "-S", "-B", LAUNCHER, json.dumps(cfg)],
+                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                pass_fds=(status_w, *extra_fds), start_new_session=True, env={}, cwd="/")
+    except BaseException:
+        os.close(status_r)
+        raise
+    finally:
+        os.close(status_w)
+    return Started(proc, status_r, t0)
+
+
+def _exited(pid: int) -> bool:
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None
+
+
+def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
+              on_abort: Callable[[], None], extra_read: int | None = None) -> tuple[RunResult, str, bytes]:
+    """Read output under the caps until the run's main process exits or the wall clock
+    runs out; ``on_exit`` / ``on_abort`` kill what is left (called while the main process
+    is a zombie, so its pid and process group cannot have been reused).
+
+    Returns (result, setup error text from the status pipe, bytes read from ``extra_read``).
+    """
+    proc = st.proc
+    assert proc.stdout is not None and proc.stderr is not None
+    out = bytearray()
+    err = bytearray()
+    extra = bytearray()
+    err_keep = max(4 * int(limits.stderr_tail), 4096)
+    timed_out = overflow = False
+    deadline = st.started + float(limits.wall)
+    sel = selectors.DefaultSelector()
+    pidfd: int | None
+    try:
+        pidfd = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    fds = {proc.stdout.fileno(): "out", proc.stderr.fileno(): "err"}
+    if extra_read is not None:
+        fds[extra_read] = "extra"
+    for fd in fds:
+        os.set_blocking(fd, False)
+        sel.register(fd, selectors.EVENT_READ)
+    if pidfd is not None:
+        sel.register(pidfd, selectors.EVENT_READ)
+    exited = False
+    drain_until: float | None = None
+    try:
+        while True:
+            now = time.monotonic()
+            if not exited and now >= deadline:
+                timed_out = True
+                break
+            if exited and (drain_until is None or now >= drain_until or len(sel.get_map()) == 0):
+                break
+            wait = (drain_until if exited and drain_until else deadline) - now
+            if pidfd is None and not exited:
+                wait = min(wait, 0.02)
+            events = sel.select(max(0.0, wait))
+            if pidfd is None and not exited and _exited(proc.pid):
+                events = events + [(None, 0)]  # type: ignore[list-item]
+            for key, _ in events:
+                fd = key.fd if key is not None else None
+                if fd is None or fd == pidfd:
+                    if not exited:
+                        exited = True
+                        if pidfd is not None:
+                            sel.unregister(pidfd)
+                        on_exit()  # kill leftovers so the pipes reach EOF
+                        drain_until = time.monotonic() + 2.0
+                    continue
+                try:
+                    data = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                except OSError:
+                    data = b""
+                if not data:
+                    sel.unregister(fd)
+                    continue
+                kind = fds[fd]
+                if kind == "out":
+                    out += data
+                    if len(out) > limits.stdout:
+                        overflow = True
+                        del out[limits.stdout:]
+                elif kind == "err":
+                    err += data
+                    if len(err) > 2 * err_keep:
+                        del err[:-err_keep]
+                else:
+                    extra += data
+            if overflow:
+                break
+    finally:
+        sel.close()
+    if (timed_out or overflow) and not exited:
+        on_abort()
+    # everything of the run is dead now (or being reaped); collect the main process
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        proc.wait()
+    if pidfd is not None:
+        os.close(pidfd)
+    setup_error = _read_all(st.status_r)
+    os.close(st.status_r)
+    if extra_read is not None:
+        try:
+            while True:
+                chunk = os.read(extra_read, 1 << 16)
+                if not chunk:
+                    break
+                extra += chunk
+        except (BlockingIOError, OSError):
+            pass
+    proc.stdout.close()
+    proc.stderr.close()
+    seconds = time.monotonic() - st.started
+    tail = err.decode("utf-8", errors="replace")[-int(limits.stderr_tail):] if limits.stderr_tail > 0 else ""
+    rc = proc.returncode
+    res = RunResult(exit_code=None, stdout=bytes(out), stderr_tail=tail, seconds=seconds,
+                    timed_out=timed_out, stdout_overflow=overflow)
+    if not (timed_out or overflow):
+        if rc is not None and rc < 0:
+            res.signal = -rc
+            if -rc == signal.SIGXCPU:
+                res.notes.append(f"CPU time limit of {limits.cpu} s exceeded")
+        else:
+            res.exit_code = rc
+    return res, setup_error, bytes(extra)
+
+
+def _read_all(fd: int) -> str:
+    os.set_blocking(fd, False)
+    chunks = []
+    try:
+        while True:
+            c = os.read(fd, 4096)
+            if not c:
+                break
+            chunks.append(c)
+    except (BlockingIOError, OSError):
+        pass
+    return b"".join(chunks).decode("utf-8", errors="replace")
+
+
+def killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError as exc:
+        if exc.errno not in (errno.ESRCH, errno.EPERM):
+            raise
