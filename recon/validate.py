@@ -10,9 +10,7 @@ from __future__ import annotations
 import io
 import json
 import math
-import os
 import shutil
-import subprocess
 import tarfile
 import tempfile
 from dataclasses import dataclass
@@ -24,6 +22,7 @@ from .errors import TaskError
 from .fsutil import sha256_file
 from .grader import grade, resolve_oracle
 from .registry import Registry
+from .run import install_solution
 from .runtimes.base import Runtime, get_runtime
 from .task import Task, load_task
 
@@ -252,7 +251,6 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
     reg = registry
     rt = runtime if isinstance(runtime, Runtime) else get_runtime(runtime)
     reference = task.root / "solution" / "reconstruct.py"
-    solve = task.root / "solution" / "solve.sh"
     rows: list[ValidationRow] = []
 
     def add(row: ValidationRow) -> None:
@@ -272,10 +270,10 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
         tmp = Path(tmpd)
         # 1. the reference solution, installed by solve.sh
         app = fresh_app(tmp / "reference")
-        proc = subprocess.run(["bash", str(solve)], env={**os.environ, "RECON_APP": str(app)},
-                              capture_output=True, text=True, timeout=120)
-        if proc.returncode != 0:
-            add(ValidationRow("reference", "= 1.0", None, False, f"solve.sh failed: {proc.stderr.strip()[-200:]}"))
+        try:
+            install_solution(task, app)
+        except TaskError as exc:
+            add(ValidationRow("reference", "= 1.0", None, False, f"solve.sh failed: {exc.message}"))
         else:
             g = graded("reference", app / "workspace")
             bad = [c for r in g["rungs"] for c in r["checks"] if not c["passed"]][:1]

@@ -1,8 +1,13 @@
 #!/usr/bin/env python3
 """Reference solution for the `chem_smarts` recon task.
 
-Reads one scenario JSON object on stdin, prints the output JSON object on stdout.
+Reads one scenario JSON object on stdin and prints the output JSON object on stdout.
 Standalone: imports only the standard library and RDKit.
+
+Pipeline: reactant SMILES -> protonation rules -> one reaction template (reaction SMARTS,
+single reactant, co-reagents implicit) applied with RDKit RunReactants at every matching
+site -> unique canonical product SMILES (stereo kept or stripped) -> descriptors of the
+main product (heaviest by average MW, ties: smallest SMILES string).
 """
 from __future__ import annotations
 
@@ -11,40 +16,41 @@ import math
 import sys
 
 from rdkit import Chem, RDLogger
-from rdkit.Chem import Descriptors, rdChemReactions, rdDistGeom, rdFingerprintGenerator
-from rdkit.Chem import rdMolDescriptors
+from rdkit.Chem import Descriptors, rdChemReactions, rdDepictor, rdDistGeom
+from rdkit.Chem import rdFingerprintGenerator, rdMolDescriptors
 
 RDLogger.DisableLog("rdApp.*")
 
-# --------------------------------------------------------------------------------------
-# Reaction templates: single-reactant reaction SMARTS; any co-reagent is implicit.
-# Amine pattern shared by n_acetylation and n_methylation: a neutral sp3/aniline-type
-# nitrogen bearing 1 or 2 H that is not an amide/sulfonamide/urea N and not bonded to N/O.
+# ---------------------------------------------------------------------------------------
+# Reaction templates (choice value -> reaction SMARTS). Each template has ONE reactant
+# pattern; any co-reagent (methanol, methylamine, acetic acid, water, ...) is implicit.
+# A neutral amine N with 1-2 H that is not an amide / sulfonamide / amidine-type N and is
+# not bonded to N or O (anilines included; ammonium N+ never matches).
 _AMINE = "[NX3;+0;H1,H2;!$(N[C,S,P]=[O,S,N]);!$(N[N,O]):1]"
 TEMPLATES = {
     # carboxylic acid or carboxylate + methanol -> methyl ester
     "esterification": "[CX3:1](=[O:2])[OX2H1,OX1-]>>[C:1](=[O:2])OC",
     # carboxylic acid or carboxylate + methylamine -> N-methyl amide
     "amide_coupling": "[CX3:1](=[O:2])[OX2H1,OX1-]>>[C:1](=[O:2])NC",
-    # free primary/secondary amine (incl. anilines) + acetic acid -> acetamide
+    # free primary/secondary amine + acetic acid -> acetamide
     "n_acetylation": _AMINE + ">>CC(=O)[N:1]",
-    # free primary/secondary amine (incl. anilines) -> one extra N-methyl
+    # free primary/secondary amine -> one more N-methyl
     "n_methylation": _AMINE + ">>C[N:1]",
-    # alcohol or phenol O-H (not carboxylic acid) -> acetate ester
+    # alcohol or phenol O-H (not a carboxylic acid) -> acetate ester
     "o_acetylation": "[OX2H1;$(O[CX4,c]):1]>>CC(=O)[O:1]",
-    # C-Cl / C-Br / C-I -> C-H (C-F untouched)
+    # C-Cl / C-Br / C-I -> C-H (C-F untouched), aliphatic or aromatic
     "dehalogenation": "[#6:1]-[Cl,Br,I]>>[#6:1]",
-    # primary alcohol -> aldehyde, secondary alcohol -> ketone (phenols untouched)
+    # primary alcohol -> aldehyde, secondary alcohol -> ketone (phenols, tertiary untouched)
     "alcohol_oxidation": "[CX4;H1,H2:1][OX2H1:2]>>[C:1]=[O:2]",
     # nitro -> primary amine
     "nitro_reduction": "[N+:1](=O)[O-]>>[N+0:1]",
     # ester + water -> carboxylic acid + alcohol/phenol (two product molecules)
     "ester_hydrolysis": "[CX3:1](=[O:2])[OX2:3][#6:4]>>[C:1](=[O:2])O.[O:3][#6:4]",
-    # formal substitution of any aromatic C-H by Br (no regioselectivity)
+    # formal replacement of one aromatic C-H by C-Br, every position (no regioselectivity)
     "aromatic_bromination": "[cH:1]>>[c:1]Br",
 }
 
-# Reactants: choice value (SMILES) -> name
+# Reactants (choice value = RDKit canonical SMILES -> name)
 REACTANTS = {
     "N[C@@H](Cc1ccc(O)cc1)C(=O)O": "L-tyrosine",
     "C[C@H](O)C(=O)O": "(S)-lactic acid",
@@ -66,22 +72,25 @@ REACTANTS = {
 }
 
 FP_SIZE = 2048
-N_CONFORMERS = 1
 EMBED_MAX_ITERATIONS = 200
 
+# Protonation patterns.
+# anion to neutralise: O-/S- not sitting on a cationic atom (nitro, N-oxide O- excluded)
+_ANION = Chem.MolFromSmarts("[O-,S-;!$([O-,S-][N+,n+,P+,S+])]")
+# cation to neutralise: N+ carrying at least one H (ammonium); quaternary N+ and nitro stay
+_AMMONIUM = Chem.MolFromSmarts("[N+,n+;!H0;!$([N+,n+][O-])]")
+# charged state: carboxylic acid O-H -> O-
 _ACID_OH = Chem.MolFromSmarts("[CX3](=O)[OX2H1]")
+# charged state: basic aliphatic amine (not aryl-, acyl-, N/O-bonded, or enamine N) -> N+H
 _BASIC_N = Chem.MolFromSmarts(
     "[NX3;+0;!$(N-a);!$(N[C,S,P]=[O,S,N]);!$(N[N,O]);!$(N-C=C)]")
-_ANION = Chem.MolFromSmarts("[O-,S-;!$([O-,S-][N+,n+,P+,S+])]")
-_ACID_OH = Chem.MolFromSmarts("[CX3](=O)[OX2H1]")
-_AMMONIUM = Chem.MolFromSmarts("[N+,n+;!H0;!$([N+,n+][O-])]")
 
 
-def _implicit_hs(mol: Chem.Mol) -> Chem.Mol:
-    """Turn bracket-atom H counts into implicit H wherever the default valence model
-    gives the same total H count (so reaction sites can gain/lose H)."""
-    mol = Chem.RWMol(mol)
-    for atom in mol.GetAtoms():
+def implicit_hs(mol: Chem.Mol) -> Chem.Mol:
+    """Make bracket-atom H counts implicit wherever the default valence model gives the
+    same total H count (so reaction centres such as [C@@H] can gain or lose H)."""
+    rw = Chem.RWMol(mol)
+    for atom in rw.GetAtoms():
         if atom.GetNumExplicitHs() == 0:
             continue
         total = atom.GetTotalNumHs()
@@ -93,81 +102,93 @@ def _implicit_hs(mol: Chem.Mol) -> Chem.Mol:
             atom.SetNumExplicitHs(nexp)
             atom.SetNoImplicit(noimp)
             atom.UpdatePropertyCache(strict=False)
-    m = mol.GetMol()
-    Chem.SanitizeMol(m)
-    return m
+    out = rw.GetMol()
+    Chem.SanitizeMol(out)
+    return out
 
 
-def _set_h(atom: Chem.Atom, charge: int, nh: int) -> None:
+def _set_charge_h(atom: Chem.Atom, charge: int, n_h: int) -> None:
     atom.SetFormalCharge(charge)
-    atom.SetNumExplicitHs(nh)
+    atom.SetNumExplicitHs(n_h)
     atom.SetNoImplicit(True)
 
 
 def neutralise(mol: Chem.Mol) -> Chem.Mol:
+    """O-/S- (not on a cation) gain one H; N+ bearing H loses one H. Others unchanged."""
     rw = Chem.RWMol(mol)
     for (i,) in mol.GetSubstructMatches(_ANION):
-        a = rw.GetAtomWithIdx(i)
-        _set_h(a, 0, a.GetTotalNumHs() + 1)
+        atom = rw.GetAtomWithIdx(i)
+        _set_charge_h(atom, 0, atom.GetTotalNumHs() + 1)
     for (i,) in mol.GetSubstructMatches(_AMMONIUM):
-        a = rw.GetAtomWithIdx(i)
-        _set_h(a, 0, a.GetTotalNumHs() - 1)
-    m = rw.GetMol()
-    Chem.SanitizeMol(m)
-    return _implicit_hs(m)
+        atom = rw.GetAtomWithIdx(i)
+        _set_charge_h(atom, 0, atom.GetTotalNumHs() - 1)
+    out = rw.GetMol()
+    Chem.SanitizeMol(out)
+    return implicit_hs(out)
 
 
 def charge(mol: Chem.Mol) -> Chem.Mol:
+    """Neutralise first, then COOH -> COO- and basic aliphatic amine N -> N+H."""
     mol = neutralise(mol)
     rw = Chem.RWMol(mol)
     for match in mol.GetSubstructMatches(_ACID_OH):
-        a = rw.GetAtomWithIdx(match[2])
-        _set_h(a, -1, 0)
+        _set_charge_h(rw.GetAtomWithIdx(match[2]), -1, 0)
     for (i,) in mol.GetSubstructMatches(_BASIC_N):
-        a = rw.GetAtomWithIdx(i)
-        _set_h(a, 1, a.GetTotalNumHs() + 1)
-    m = rw.GetMol()
-    Chem.SanitizeMol(m)
-    return _implicit_hs(m)
+        atom = rw.GetAtomWithIdx(i)
+        _set_charge_h(atom, 1, atom.GetTotalNumHs() + 1)
+    out = rw.GetMol()
+    Chem.SanitizeMol(out)
+    return implicit_hs(out)
 
 
-def prepare_reactant(smiles: str, protonation: str) -> Chem.Mol:
-    mol = _implicit_hs(Chem.MolFromSmiles(smiles))
-    return charge(mol) if protonation == "charged" else neutralise(mol)
+def prepare_reactant(smiles: str, protonation_state: str) -> Chem.Mol | None:
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None:
+        return None
+    mol = implicit_hs(mol)
+    return charge(mol) if protonation_state == "charged" else neutralise(mol)
 
 
-def canonical(mol: Chem.Mol, stereo: str) -> str | None:
+def canonical(mol: Chem.Mol, stereochemistry: str) -> str | None:
+    """Canonical SMILES of a raw reaction product (None if it does not sanitise)."""
     mol = Chem.Mol(mol)
     try:
         Chem.SanitizeMol(mol)
     except Exception:
         return None
-    if stereo == "strip":
+    if stereochemistry == "strip":
         Chem.RemoveStereochemistry(mol)
     else:
         Chem.AssignStereochemistry(mol, cleanIt=True, force=True)
-    smi = Chem.MolToSmiles(mol)
-    again = Chem.MolFromSmiles(smi)
-    if again is None:
-        return None
-    return Chem.MolToSmiles(again)
+    again = Chem.MolFromSmiles(Chem.MolToSmiles(mol))
+    return None if again is None else Chem.MolToSmiles(again)
 
 
-def run_template(template: str, reactant: Chem.Mol, stereo: str) -> list[str]:
+def run_template(template: str, reactant: Chem.Mol | None, stereochemistry: str) -> list[str]:
+    """Sorted unique canonical SMILES of every product molecule of every outcome."""
+    if reactant is None or template not in TEMPLATES:
+        return []
     rxn = rdChemReactions.ReactionFromSmarts(TEMPLATES[template])
     rxn.Initialize()
     found = set()
     for outcome in rxn.RunReactants((reactant,)):
         for prod in outcome:
-            smi = canonical(prod, stereo)
+            smi = canonical(prod, stereochemistry)
             if smi:
                 found.add(smi)
     return sorted(found)
 
 
+def main_product(products: list[str]) -> str | None:
+    """Heaviest product by average MW (rounded to 1e-6); ties -> smallest SMILES string."""
+    if not products:
+        return None
+    return min(products, key=lambda s: (-round(Descriptors.MolWt(Chem.MolFromSmiles(s)), 6), s))
+
+
 def embed(mol: Chem.Mol, seed: int) -> Chem.Mol:
-    """Hydrogen-complete molecule with one 3D conformer (ETKDGv3, randomSeed=seed);
-    falls back to random-coordinate embedding, then to 2D coordinates (z = 0)."""
+    """H-complete copy of `mol` with one conformer: ETKDGv3 with randomSeed=seed; if that
+    fails, the same with random starting coordinates; if that fails, 2D coordinates."""
     molh = Chem.AddHs(mol)
     params = rdDistGeom.ETKDGv3()
     params.randomSeed = int(seed)
@@ -177,12 +198,12 @@ def embed(mol: Chem.Mol, seed: int) -> Chem.Mol:
     params.useRandomCoords = True
     if rdDistGeom.EmbedMolecule(molh, params) == 0:
         return molh
-    from rdkit.Chem import rdDepictor
     rdDepictor.Compute2DCoords(molh)
     return molh
 
 
 def heavy_rg(molh: Chem.Mol) -> float:
+    """Unweighted radius of gyration (Angstrom) of the heavy atoms of the conformer."""
     conf = molh.GetConformer()
     pts = [conf.GetAtomPosition(a.GetIdx()) for a in molh.GetAtoms() if a.GetAtomicNum() > 1]
     n = len(pts)
@@ -192,18 +213,12 @@ def heavy_rg(molh: Chem.Mol) -> float:
     return math.sqrt(sum((p.x - cx) ** 2 + (p.y - cy) ** 2 + (p.z - cz) ** 2 for p in pts) / n)
 
 
-def main_product(products: list[str]) -> str | None:
-    if not products:
-        return None
-    return sorted(products, key=lambda s: (-round(Descriptors.MolWt(Chem.MolFromSmiles(s)), 6), s))[0]
-
-
 def solve(scenario: dict) -> dict:
     p = scenario["parameters"]
     reactant = prepare_reactant(p["reactant"], p["protonation_state"])
     products = run_template(p["substructure_query"], reactant, p["stereochemistry"])
-    main = main_product(products)
     out = {"products": products, "n_products": len(products)}
+    main = main_product(products)
     if main is None:
         out.update(mw=0.0, hba=0, hbd=0, tpsa=0.0, fp_on=0, rg=0.0)
         return out
@@ -214,7 +229,7 @@ def solve(scenario: dict) -> dict:
     out["hbd"] = int(rdMolDescriptors.CalcNumHBD(mol))
     out["tpsa"] = round(rdMolDescriptors.CalcTPSA(mol), 6)
     out["fp_on"] = int(gen.GetFingerprint(mol).GetNumOnBits())
-    out["rg"] = round(heavy_rg(embed(mol, p["conformer_seed"])), 6)
+    out["rg"] = round(heavy_rg(embed(mol, int(p["conformer_seed"]))), 6)
     return out
 
 

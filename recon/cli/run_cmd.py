@@ -24,9 +24,10 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option
 @quiet_option
 def run_cmd(task_dir: Path, agent: str, runtime: str, as_json: bool, out: Path | None, nonce: str | None,
             probes: int | None, plugins: tuple[Path, ...], quiet: bool) -> None:
-    """Run the oracle or nop AGENT on the built task TASK_DIR and grade the result.
+    """Run a scripted agent on the built task TASK_DIR, then grade what it left.
 
-    A sound task gives 1.0 for oracle and 0 for nop, on every runtime.
+    `--agent oracle` installs the reference solution, `--agent nop` changes nothing:
+    a sound task gives 1.0 and 0, on every runtime.
     """
     from ..run import choose_runtime, run_task  # noqa: PLC0415
     from ..task import load_task  # noqa: PLC0415

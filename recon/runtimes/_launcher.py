@@ -108,7 +108,7 @@ def set_limits(cfg: dict[str, Any]) -> None:
 
 def drop(cfg: dict[str, Any]) -> None:
     uid, gid = cfg.get("uid"), cfg.get("gid")
-    if uid is None:
+    if uid is None or gid is None:
         return
     os.setgroups([])
     os.setresgid(gid, gid, gid)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from ..canonjson import dumps_compact
 from ..errors import RuntimeUnavailable
 from .base import Limits, RunResult
 
@@ -259,14 +260,17 @@ def prepare_run(workspace: Path, scenario: dict[str, Any], inputs: dict[str, Pat
             base = os.path.basename(str(real)) or str(name)
             fname = base if base not in used and base not in (".", "..") else f"{len(used)}_{base}"
             used.add(fname)
-            shutil.copyfile(real, rd.inputs / fname)
-            os.chmod(rd.inputs / fname, 0o444)
+            if os.path.isdir(real):
+                _copy_tree(Path(real), rd.inputs / fname)
+            else:
+                shutil.copyfile(real, rd.inputs / fname)
+                os.chmod(rd.inputs / fname, 0o444)
             rd.input_names[str(name)] = fname
             rewritten[str(name)] = f"{visible_root}/{fname}"
         doc = dict(scenario)
         if inputs or "inputs" in doc:
             doc["inputs"] = rewritten
-        rd.stdin.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":"), ensure_ascii=False), "utf-8")
+        rd.stdin.write_bytes(dumps_compact(doc).encode("utf-8"))
         os.chmod(rd.stdin, 0o600)
         rd.home.mkdir(mode=0o700)
         rd.tmp.mkdir(mode=0o700)

@@ -31,7 +31,7 @@ import tomllib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable
 
 from ..errors import ReconError, RuntimeUnavailable, TaskError, UsageError
 

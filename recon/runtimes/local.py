@@ -70,14 +70,18 @@ class LocalRuntime(Runtime):
         self.isolates_hidden = want
         if not sb.IS_ROOT:
             self._warnings.insert(0, _NOT_ROOT_WARNING)
+        elif drop_privileges is False:
+            self._warnings.insert(0, "local runtime without privilege drop cannot hide hidden data from the "
+                                     "submission; use --runtime bwrap")
         self._warnings.append(_ORACLE_WARNING)
 
-    def _expose(self, app_dir: Path | None) -> list[list[Any]]:
-        """What the sandbox uid must be able to reach: the interpreter and the public app
-        (the symlinks in the run directory point into it), nothing else."""
-        if app_dir is None or not Path(app_dir).is_dir():
-            return self._plan
-        return sb.expose_plan([*self._interp, os.path.realpath(app_dir)])
+    def _expose(self, app_dir: Path | None, run_root: Path) -> list[list[Any]]:
+        """What the sandbox uid must be able to reach: the interpreter, its run directory
+        and the public app (the run directory's symlinks point into it), nothing else."""
+        need = [*self._interp, str(run_root)]
+        if app_dir is not None and Path(app_dir).is_dir():
+            need.append(os.path.realpath(app_dir))
+        return sb.expose_plan(need)
 
     def warnings(self) -> list[str]:
         return list(self._warnings)
@@ -100,7 +104,7 @@ class LocalRuntime(Runtime):
                 cfg = {
                     "argv": argv, "env": env, "cwd": str(rd.workspace),
                     "rlimits": sb.rlimits(limits), "nproc_relative": not sb.IS_ROOT,
-                    "uid": uid, "gid": uid, "expose": self._expose(app_dir) if uid is not None else [],
+                    "uid": uid, "gid": uid, "expose": self._expose(app_dir, rd.root) if uid is not None else [],
                     "no_new_privs": True, "pdeathsig": True,
                     "mode": "exec" if uid is not None else "reap",
                 }

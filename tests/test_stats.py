@@ -1,0 +1,112 @@
+"""`recon stats`: work W, instruction words, evidence size, N/K, axes/outputs, timings."""
+from __future__ import annotations
+
+import json
+import re
+import tarfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recon import Registry
+from recon.build import build_task
+from recon.cli import cli
+from recon.errors import TaskError
+from recon.stats import task_stats
+
+# A reference solution whose work is known by construction: 8 lines of code, the rest
+# blank lines, comments (indented ones too) and a shebang.
+COUNTED = '''#!/usr/bin/env python3
+# reads a scenario, prints the doubled parameter
+import json
+import sys
+
+    # an indented comment is still a comment
+
+def solve(scenario):
+    x = scenario["parameters"]["x"]  # a trailing comment does not make a line a comment
+    return {"y": 2 * x}
+
+
+def main():
+    print(json.dumps(solve(json.load(sys.stdin))))
+    #
+main()
+'''
+COUNTED_W = 8
+
+PLUGIN = '''
+from recon import oracle, Float, Int, Number
+
+@oracle(name="doubler", version="1.0.0", title="Doubler", domain="testing", toolkit=[],
+        reference="doubler_ref.py", axes={"x": Float(0.0, 1.0), "k": Int(1, 3)}, outputs={"y": Number(abs=1e-9)})
+def doubler(params, evidence):
+    """Doubles x."""
+    return {"y": 2 * params["x"]}
+'''
+
+
+def independent_work(text: str) -> int:
+    """W counted another way: lines whose first non-space character exists and is not '#'."""
+    return len(re.findall(r"^[ \t]*[^\s#]", text, flags=re.MULTILINE))
+
+
+@pytest.fixture(scope="module")
+def doubler_task(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("doubler")
+    (root / "doubler_ref.py").write_text(COUNTED)
+    (root / "doubler.py").write_text(PLUGIN)
+    reg = Registry()
+    reg.load_plugin_file(root / "doubler.py")
+    return build_task(reg, "doubler", root / "tasks", n_public=4, n_hidden=2, workers=1).path
+
+
+def test_work_matches_an_independent_count(doubler_task: Path, lidar_task: Path) -> None:
+    assert independent_work(COUNTED) == COUNTED_W
+    assert task_stats(doubler_task, run=False)["work"] == COUNTED_W
+    lidar_ref = (lidar_task / "solution" / "reconstruct.py").read_text()
+    assert task_stats(lidar_task, run=False)["work"] == independent_work(lidar_ref) > 100
+
+
+def test_stats_of_a_built_task(lidar_task: Path) -> None:
+    s = task_stats(lidar_task, run=False)
+    assert s["task"] == "recon/lidar_icp" and (s["n_public"], s["n_hidden"], s["probes"]) == (6, 3, 3)
+    grader = json.loads((lidar_task / "tests" / "grader.json").read_text())
+    assert s["axes"] == len(grader["axes"]) == 7 and s["outputs"] == len(grader["outputs"]) == 10
+    assert s["instruction_words"] == len((lidar_task / "instruction.md").read_text().split()) > 200
+    archive = lidar_task / "environment/app/observations/reference_outputs.tar.gz"
+    with tarfile.open(archive) as tar:
+        sizes = [m.size for m in tar.getmembers() if m.isfile()]
+    assert s["evidence"]["archive_bytes"] == archive.stat().st_size
+    assert s["evidence"]["unpacked_bytes"] == sum(sizes) and s["evidence"]["files"] == len(sizes)
+    assert 0 < s["evidence"]["evidence_file_bytes"] < s["evidence"]["unpacked_bytes"]
+    assert "reference_seconds" not in s
+
+
+def test_reference_timings_per_scenario(doubler_task: Path) -> None:
+    s = task_stats(doubler_task)
+    assert list(s["reference_seconds"]) == ["public_1", "public_2", "public_3", "public_4", "hidden_1", "hidden_2"]
+    assert all(0 < t < 30 for t in s["reference_seconds"].values())
+    assert s["reference_matches"] == 6 and s["reference_failures"] == []
+    summary = s["reference_summary"]
+    assert summary["min"] <= summary["median"] <= summary["max"]
+
+
+def test_cli_table_and_json(doubler_task: Path) -> None:
+    res = CliRunner().invoke(cli, ["stats", str(doubler_task)])
+    assert res.exit_code == 0, res.output
+    assert re.search(r"^work W\s+8 lines", res.stdout, re.MULTILINE)
+    assert re.search(r"^scenarios N/K\s+4 public / 2 hidden", res.stdout, re.MULTILINE)
+    assert "matches the truth on 6/6" in res.stdout and "hidden_2" in res.stdout
+    res = CliRunner().invoke(cli, ["stats", str(doubler_task), "--json", "--no-run"])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.stdout)
+    assert doc["work"] == COUNTED_W and doc["axes"] == 2 and doc["outputs"] == 1 and "reference_seconds" not in doc
+
+
+def test_not_a_task(tmp_path: Path) -> None:
+    with pytest.raises(TaskError):
+        task_stats(tmp_path)
+    res = CliRunner().invoke(cli, ["stats", str(tmp_path)])
+    assert res.exit_code == TaskError.exit_code and "Traceback" not in res.output
