@@ -134,10 +134,10 @@ def kind_error(spec: dict[str, Any], value: Any) -> str | None:
 
 def _smiles_canonicalizer() -> Any:
     try:
-        from rdkit import Chem, RDLogger  # type: ignore[import-not-found]
+        from rdkit import Chem, RDLogger
     except ImportError:
         return None
-    RDLogger.DisableLog("rdApp.*")
+    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
 
     def canon(s: str) -> str | None:
         mol = Chem.MolFromSmiles(s)

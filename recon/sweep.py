@@ -172,7 +172,9 @@ def public_scenarios(oracle: Oracle, spec: SweepSpec) -> list[Scenario]:
     ident = _spec_identity(oracle, spec).encode("utf-8")
     base = hashlib.sha256(b"recon-public\x00" + ident).digest()
     n = spec.n_public
-    perms = {a: sorted(range(n), key=lambda i, a=a: _unit(base, "perm", a, i)) for a in axes}
+    perms: dict[str, list[int]] = {}
+    for a in axes:
+        perms[a] = sorted(range(n), key=lambda i: _unit(base, "perm", a, i))
     seen: set[str] = set()
     out: list[Scenario] = []
     for i in range(n):

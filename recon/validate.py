@@ -206,6 +206,9 @@ def leak_audit(task: Task, oracle_files: list[Path]) -> list[str]:
             for s in _distinctive(v):
                 needles[s] = f"hidden output {sd.id}.{k}"
     public_values = set()
+    for axis in task.meta["axes"].values():  # choices are published in manifest.json
+        for choice in axis.get("choices", []):
+            public_values.update(_distinctive(choice))
     for sd in task.public():
         for v in [*sd.parameters.values(), *sd.truth.values()]:
             public_values.update(_distinctive(v))
@@ -219,10 +222,10 @@ def leak_audit(task: Task, oracle_files: list[Path]) -> list[str]:
                 break
     src_lines: set[bytes] = set()
     for f in oracle_files:
-        for ln in f.read_bytes().splitlines():
-            s = ln.strip()
-            if len(s) >= 40 and not s.startswith((b"#", b'"""', b"'''")):
-                src_lines.add(s)
+        for raw in f.read_bytes().splitlines():
+            stripped = raw.strip()
+            if len(stripped) >= 40 and not stripped.startswith((b"#", b'"""', b"'''")):
+                src_lines.add(stripped)
     for name, data in texts:
         hits = sum(1 for ln in data.splitlines() if ln.strip() in src_lines)
         if hits >= 3:

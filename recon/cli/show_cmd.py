@@ -34,6 +34,6 @@ def show_cmd(name: str, plugins: tuple[Path, ...], as_json: bool) -> None:
         click.echo(f"  {oname:<24} {out.kind:<9} {out.describe()}")
     if o.evidence:
         click.echo("\nevidence (public scenarios):")
-        for fname, desc in sorted(o.evidence.items()):
-            click.echo(f"  {fname:<24} {desc}")
+        for fname, what in sorted(o.evidence.items()):
+            click.echo(f"  {fname:<24} {what}")
     click.echo(f"\n{o.doc}")

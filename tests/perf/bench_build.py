@@ -1,0 +1,41 @@
+"""Build wall / the sum of the oracle's own call times: goal <= 1.3.
+
+The packager's own work (vendoring, archives, hashing, process start-up) must stay
+small next to the oracle's; `recon build` runs the oracle on all cores, so the ratio
+can fall below 1.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+pytestmark = pytest.mark.perf
+
+
+def _recon() -> list[str]:
+    exe = shutil.which("recon")
+    return [exe] if exe else [sys.executable, "-m", "recon"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_build_overhead(tmp_path: Path, workers: int, record: Callable[..., None]) -> None:
+    env = {**os.environ, "RECON_SECRET": "bench"}
+    subprocess.run([*_recon(), "build", "lidar_icp", "--out", str(tmp_path / "warm"), "--public", "1", "--hidden", "1",
+                    "-q"], env=env, check=True, capture_output=True)  # warm caches
+    t0 = time.perf_counter()
+    proc = subprocess.run([*_recon(), "build", "lidar_icp", "--out", str(tmp_path), "--workers", str(workers)],
+                          env=env, capture_output=True, text=True, check=True)
+    wall = time.perf_counter() - t0
+    m = re.search(r"oracle ([\d.]+) s, wall ([\d.]+) s", proc.stderr)
+    assert m, proc.stderr
+    oracle = float(m.group(1))
+    record(f"build wall / oracle call time [{workers} worker(s)]", wall / oracle, "<= 1.3",
+           detail=f"{wall:.2f} s wall (whole command) vs {oracle:.2f} s in the oracle over 9 scenarios")
