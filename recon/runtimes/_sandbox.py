@@ -357,7 +357,8 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     Returns (result, setup error text from the status pipe, bytes read from ``extra_read``).
     """
     proc = st.proc
-    assert proc.stdout is not None and proc.stderr is not None
+    if proc.stdout is None or proc.stderr is None:  # pragma: no cover - launch() always pipes both
+        raise RuntimeError("sandboxed process started without pipes")
     out = bytearray()
     err = bytearray()
     extra = bytearray()
