@@ -87,38 +87,57 @@ def _write(path: Path, text: str, *, executable: bool = False) -> None:
     os.chmod(path, 0o755 if executable else 0o644)
 
 
-def _vendor_recon(dest: Path, oracle: Oracle, plugin_file: Path | None) -> str | None:
-    """Copy recon's own source (and the oracle's module) into ``dest`` for the verifier image."""
-    import recon  # noqa: PLC0415
+def _vendor_recon(dest: Path, oracle: Oracle, plugin_file: Path | None) -> dict[str, str | None]:
+    """Copy recon's own source (and the oracle's code) into ``dest`` for the verifier image.
 
-    src = Path(recon.__file__).parent
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "artifacts")
-    shutil.copytree(src, dest / "recon", ignore=ignore)
-    # recon.artifacts may live outside the package dir (editable installs map it).
+    Returns how the verifier finds a third-party oracle: ``plugin`` (a vendored plugin
+    file, relative to tests/) or ``plugin_module`` (a vendored package to import).
+    """
+    import recon  # noqa: PLC0415
     import recon.artifacts as arts  # noqa: PLC0415
 
+    src = Path(recon.__file__).parent
+    shutil.copytree(src, dest / "recon", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "artifacts"))
+    # recon.artifacts may live outside the package dir (editable installs map it).
     art_root = Path(next(iter(arts.__path__)))
     (dest / "recon" / "artifacts").mkdir(exist_ok=True)
     shutil.copyfile(art_root / "__init__.py", dest / "recon" / "artifacts" / "__init__.py")
     mod_file = Path(oracle.source_file).resolve()
-    if mod_file.parent.parent.resolve() == art_root.resolve():
+    builtin = mod_file.parent.parent.resolve() == art_root.resolve()
+    if builtin:
         shutil.copytree(mod_file.parent, dest / "recon" / "artifacts" / mod_file.parent.name,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    for ladder_pkg in ("ladders", "scenarios"):
-        pkg = resources.files(f"recon.{ladder_pkg}")
-        target = dest / "recon" / ladder_pkg
+    for data_pkg in ("ladders", "scenarios"):
+        target = dest / "recon" / data_pkg
         target.mkdir(exist_ok=True)
-        for item in sorted(pkg.iterdir(), key=lambda p: p.name):
+        for item in sorted(resources.files(f"recon.{data_pkg}").iterdir(), key=lambda p: p.name):
             if item.name.endswith((".toml", ".py")) and item.is_file():
                 (target / item.name).write_bytes(item.read_bytes())
-    if mod_file.parent.parent.resolve() == art_root.resolve():
-        return None
-    # A third-party oracle: ship its module file (a plugin file or an installed module).
-    src_file = plugin_file or mod_file
+    if builtin:
+        return {"plugin": None, "plugin_module": None}
     plugins = dest / "plugins"
     plugins.mkdir(exist_ok=True)
-    shutil.copyfile(src_file, plugins / src_file.name)
-    return f"vendor/plugins/{src_file.name}"
+    if plugin_file is not None:
+        # A plugin file: ship it, with its reference where it was relative to it.
+        shutil.copyfile(plugin_file, plugins / plugin_file.name)
+        ref = oracle.reference
+        if ref is not None and ref.is_relative_to(plugin_file.parent.resolve()):
+            rel = ref.relative_to(plugin_file.parent.resolve())
+            (plugins / rel).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(ref, plugins / rel)
+        return {"plugin": f"vendor/plugins/{plugin_file.name}", "plugin_module": None}
+    # An installed package: ship its whole top-level package (modules, reference, data).
+    module = oracle.fn.__module__
+    top = importlib.import_module(module.split(".")[0])
+    if top.__file__ is None:
+        raise BuildError(f"oracle {oracle.name!r} comes from {module}, which has no files to ship to the verifier",
+                         hint="install the plugin as a regular package")
+    top_path = Path(top.__file__)
+    if top_path.name == "__init__.py":
+        shutil.copytree(top_path.parent, plugins / top_path.parent.name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    else:
+        shutil.copyfile(top_path, plugins / top_path.name)
+    return {"plugin": None, "plugin_module": module}
 
 
 def _normalise_modes(root: Path) -> None:
@@ -239,7 +258,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
     _write(sol / "solve.sh", SOLVE_SH, executable=True)
 
     # tests/ (verifier side)
-    plugin_rel = _vendor_recon(tests / "vendor", oracle, registry.plugin_file(oracle.name))
+    vendored = _vendor_recon(tests / "vendor", oracle, registry.plugin_file(oracle.name))
     ladder_src = resources.files("recon.ladders").joinpath(f"{ladder_name}.toml")
     (tests / "ladders").mkdir(parents=True, exist_ok=True)
     (tests / "ladders" / f"{ladder_name}.toml").write_bytes(ladder_src.read_bytes())
@@ -250,7 +269,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
         "outputs": oracle.output_specs(), "axes": {n: a.describe() for n, a in sorted(oracle.axes.items())},
         "ladder": ladder_name, "limits": limits.to_json(), "probes": probes,
         "starter": {"README.md": _sha256_text(starter_readme)},
-        "plugin": plugin_rel,
+        **vendored,
     })
     _write(tests / "test.sh", TEST_SH, executable=True)
     _write(tests / "Dockerfile", _verifier_dockerfile(verifier_pins))

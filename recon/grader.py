@@ -9,10 +9,12 @@ reward.json and grading.json.
 from __future__ import annotations
 
 import datetime as _dt
+import importlib
 import hashlib
 import os
 import secrets
 import stat
+import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -73,6 +75,18 @@ def resolve_oracle(task: Task, registry: Registry | None = None) -> Oracle:
         reg.load_builtins()
         if name not in reg:
             reg.load_entry_points()
+    if name not in reg and task.meta.get("plugin_module"):
+        # A third-party package vendored into the verifier side at build time.
+        vendored = str(task.tests / "vendor" / "plugins")
+        if vendored not in sys.path:
+            sys.path.insert(0, vendored)
+        mod = str(task.meta["plugin_module"])
+        try:
+            module = importlib.import_module(mod)
+        except Exception as exc:  # noqa: BLE001 - reported as the plugin's failure
+            raise TaskError(f"the vendored oracle module {mod} failed to import: {type(exc).__name__}: {exc}",
+                            hint="install the oracle's toolkit, or rebuild the task") from None
+        reg.load_module(module, f"vendored module {mod}")
     if name not in reg and task.plugin_path() is not None:
         reg.load_plugin_file(task.plugin_path())  # type: ignore[arg-type]
     o = reg.get(name)

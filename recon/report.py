@@ -27,7 +27,7 @@ import math
 import textwrap
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from . import __version__
 from .errors import UsageError
@@ -423,13 +423,14 @@ def _submission_rows(subs: list[Submission]) -> str:
     for s in subs:
         r = s.latest
         reward = float(r["reward"])
+        nxt = "-" if r["binary"] == 1 else f"{float(r.get('next_rung_fraction') or 0.0):.3f}"
         rows.append(
             "<tr>"
             f"<td title=\"{_e(s.workspace)}\">{_e(s.label)}</td>"
             f"<td class=\"num\"><span class=\"bar\" style=\"width:{reward * 5:.2f}em\"></span>{reward:.4f}</td>"
             f"<td class=\"{'pass' if r['binary'] == 1 else 'fail'}\">{r['binary']}</td>"
             f"<td>{_e(r['rung'])}: {_e(r.get('rung_name') or RUNG_NAMES[int(r['rung'])])}</td>"
-            f"<td class=\"num\">{float(r.get('next_rung_fraction') or 0.0):.3f}</td>"
+            f"<td class=\"num\">{nxt}</td>"
             f"<td class=\"num\">{s.best:.4f}</td>"
             f"<td class=\"num\">{len(s.records)}</td>"
             f"<td>{_e(r['timestamp'])}</td>"
@@ -456,9 +457,10 @@ def _series_rows(subs: list[Submission]) -> str:
     return f"<table>{head}{''.join(rows)}</table>"
 
 
-def build_report(paths: Iterable[Path | str], out_dir: Path | str, *, title: str = "recon grading report") -> Report:
+def build_report(paths: Iterable[Path | str], out_dir: Path | str, *, title: str = "recon grading report",
+                 progress: Callable[[int], None] | None = None) -> Report:
     """Read gradings and histories from ``paths``; write ``out_dir/report.html`` and its
-    PNG figures; return what was written."""
+    PNG figures (``progress(1)`` after each); return what was written."""
     paths = list(paths)
     if not paths:
         raise UsageError("give at least one grading JSON, history file or folder")
@@ -470,6 +472,8 @@ def build_report(paths: Iterable[Path | str], out_dir: Path | str, *, title: str
     figures: list[Figure] = []
 
     def add(name: str, title_: str, caption: str, height: int = FIGURE_HEIGHT) -> Path:
+        if figures and progress:
+            progress(1)
         figures.append(Figure(name, FIGURE_WIDTH, height, title_, caption))
         return out / name
 
@@ -489,8 +493,10 @@ def build_report(paths: Iterable[Path | str], out_dir: Path | str, *, title: str
     if multi:
         _draw_over_time(multi, add(
             "reward_over_time.png", "Reward over time",
-            "Each checkpoint series (a submission graded repeatedly, e.g. by `recon watch`): reward against time "
+            "Each checkpoint series (a submission graded repeatedly, e.g. by recon watch): reward against time "
             "since its first checkpoint. Drops are regressions; stars mark full passes."))
+    if progress:
+        progress(1)
     produced = {f.name for f in figures}
     for stale in FIGURES:  # a figure from an earlier report that this one does not have
         if stale not in produced and (out / stale).is_file():

@@ -162,3 +162,31 @@ def test_harbor_lint_reports_nothing(lidar_task: Path) -> None:
         proc = subprocess.run([_harbor(), "lint", *extra, str(lidar_task)], capture_output=True, text=True, env=env)  # type: ignore[list-item]
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert proc.stdout == "" and proc.stderr == ""
+
+
+def test_plugin_file_task_grades_without_the_plugin(tmp_path: Path) -> None:
+    from recon.grader import grade
+
+    src = tmp_path / "plugin"
+    src.mkdir()
+    (src / "sq.py").write_text('''
+from recon import oracle, Float, Number
+
+@oracle(name="square_demo", version="1.0.0", title="Square", domain="arithmetic", toolkit=[],
+        reference="sq_reference.py", axes={"x": Float(-3.0, 3.0)}, outputs={"y": Number(abs=1e-9)})
+def square_demo(params, evidence):
+    """Squares x."""
+    return {"y": params["x"] ** 2}
+''')
+    (src / "sq_reference.py").write_text("import json, sys\nx = json.load(sys.stdin)['parameters']['x']\n"
+                                         "print(json.dumps({'y': x ** 2}))\n")
+    reg = Registry()
+    reg.load_plugin_file(src / "sq.py")
+    task = build_task(reg, "square_demo", tmp_path / "tasks").path
+    assert (task / "tests/vendor/plugins/sq.py").is_file() and (task / "tests/vendor/plugins/sq_reference.py").is_file()
+    shutil.rmtree(src)  # the verifier has only what the task carries
+    app = tmp_path / "app"
+    shutil.copytree(task / "environment/app", app)
+    shutil.copyfile(task / "solution/reconstruct.py", app / "workspace/reconstruct.py")
+    g = grade(task, app / "workspace", runtime="local", nonce="vendored")
+    assert g["reward"] == 1.0, g["rungs"]

@@ -35,7 +35,7 @@ def test_scaffold_writes_a_complete_package(tmp_path: Path, registry: Registry) 
     conf = tomllib.loads((root / "pyproject.toml").read_text())
     assert conf["project"]["name"] == "recon-demo-osc"
     assert conf["project"]["entry-points"]["recon.oracles"] == {"demo_osc": "recon_demo_osc"}
-    assert "reference.py" in conf["tool"]["setuptools"]["package-data"]["recon_demo_osc"]
+    assert conf["tool"]["setuptools"]["package-data"]["recon_demo_osc"] == ["reference.py", "scenarios/*.toml"]
     assert any(d.startswith("recon>=") for d in conf["project"]["dependencies"])
     for rel in result.files:
         text = (root / rel).read_text()

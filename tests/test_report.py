@@ -160,3 +160,15 @@ def test_report_input_errors(gradings: Path, tmp_path: Path) -> None:
         build_report([tmp_path / "nope.json"], tmp_path / "r")
     res = CliRunner().invoke(cli, ["report", str(tmp_path / "other.json"), "--out", str(tmp_path / "r")])
     assert res.exit_code == 2 and "Traceback" not in res.output
+
+
+def test_help_of_the_new_commands_imports_no_matplotlib() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom recon.cli import main\n"
+            "for cmd in ('report', 'stats', 'watch', 'build'):\n"
+            "    try:\n        main([cmd, '--help'])\n    except SystemExit:\n        pass\n"
+            "print('LOADED', sorted({m.split('.')[0] for m in sys.modules} & {'matplotlib', 'numpy', 'laspy'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "LOADED []" in out, out

@@ -39,7 +39,7 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], evidence: P
     domain="acoustics / signals",
     toolkit=["pyroomacoustics", "numpy", "scipy"],
     axes={
-        "absorption": Float(0.1, 0.8),
+        "absorption": Float(0.2, 0.8),
         "microphone_array": Choice(ARRAY_NAMES),
         "max_order": Int(1, 12),
         "room_size": Choice(ROOM_NAMES),
@@ -75,7 +75,7 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
     - `room_size`: "small" 4.0 x 3.5 x 2.7 m, "medium" 6.0 x 4.5 x 3.0 m, "large"
       9.0 x 7.0 x 3.5 m (Lx x Ly x Lz, one corner at the origin).
     - `absorption`: energy absorption coefficient of all six walls (frequency
-      independent, 0.1 = very reverberant, 0.8 = dead). No air absorption, no randomised
+      independent, 0.2 = very reverberant, 0.8 = dead). No air absorption, no randomised
       image sources, no ray tracing, no added noise.
     - `max_order`: highest reflection order of the image-source model (1..12); it sets how
       long the impulse response is.
@@ -120,15 +120,18 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
     - energy, peak: 20 % relative. Interpolation-table versus exact sinc, float32 versus
       float64 accumulation, or a different fractional-delay filter length change them by
       < 3 %; dropping the high-pass changes the energy by up to ~35 %, integer-sample
-      delays change the peak by up to ~50 %, a wrong geometry or absorption changes both
+      delays change the peak by up to ~35 %, a wrong geometry or absorption changes both
       a lot.
     - rt60: 25 % relative. The decay fitted on a truncated image-source response is
       sensitive to the response tail: changing the fractional-delay filter length moves
       it by up to ~20 % at max_order 1 (< 3 % typically); a wrong absorption, order or
       decay range moves it much more.
-    - doa_deg: 5 degrees on the circle. Changing SRP-PHAT details (FFT size 512, grid
-      step 0.5 or 2 degrees, frame hop, band edges, signal length) moves the peak by at
-      most 3 degrees here; a mirrored or rotated convention is off by far more.
+    - doa_deg: 5 degrees on the circle. Changing SRP-PHAT details (FFT size 512, a Hann
+      window, grid step 0.5 or 2 degrees, band edges 400..5800 Hz) moves the peak by 1
+      degree typically and at most 3-4 degrees; a mirrored, rotated or clockwise
+      convention is off by far more. Caveat: in the most reverberant rooms a linear
+      array near endfire (source near 0 or 180 deg) can see two almost equal peaks
+      (direct sound and a strong reflection), so follow the recipe above exactly.
     """
     from . import reference
 

@@ -130,7 +130,7 @@ def _measure_rt60(h: np.ndarray) -> float:
         warnings.simplefilter("ignore")
         try:
             value = float(measure_rt60(h, fs=FS, decay_db=RT60_DECAY_DB))
-        except (ValueError, ZeroDivisionError, FloatingPointError, np.linalg.LinAlgError):
+        except (ValueError, IndexError, ZeroDivisionError, FloatingPointError, np.linalg.LinAlgError):
             value = float("nan")
     if not math.isfinite(value) or value <= 0.0:
         return 0.0

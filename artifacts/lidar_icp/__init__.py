@@ -145,7 +145,7 @@ def make_inputs(params: dict[str, Any], directory: Path) -> None:
         "inlier_rmse": Number(rel=0.01, abs=1e-4),
         "rotation_deg": Angle(tol=0.05),
         "translation_norm": Number(abs=0.005),
-        "iterations": Integer(tol=2),
+        "iterations": Integer(tol=1),
         "converged": Exact(),
     },
     inputs=make_inputs,
@@ -205,8 +205,10 @@ def lidar_icp(params: dict[str, Any], evidence: Path, inputs: dict[str, Path]) -
       faithful implementation follows the same pairings; the slack absorbs an
       occasional pair whose distance ties with the threshold or whose nearest
       neighbour is tied, without admitting a wrong threshold or a skipped
-      down-sampling, which change these by far more.
-    - iterations: within 2, since the 1e-6 stopping test can fire one step earlier or
+      down-sampling, which change these by far more.  (An independent implementation
+      with brute-force neighbours, a quaternion fit and another summation order
+      agreed with the oracle to 1e-12 on 140 scenarios including the axis edges.)
+    - iterations: within 1, since the 1e-6 stopping test can fire one step earlier or
       later when the change lands next to 1e-6.  converged: exact.
     """
     from . import reference

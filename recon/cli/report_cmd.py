@@ -4,7 +4,7 @@ from pathlib import Path
 
 import click
 
-from ._common import info, quiet_option
+from ._common import info, progress, quiet_option
 
 
 @click.command("report")
@@ -22,7 +22,8 @@ def report_cmd(paths: tuple[Path, ...], out: Path, title: str, quiet: bool) -> N
     several times is plotted as a checkpoint series. Prints the page's path."""
     from ..report import build_report  # noqa: PLC0415 - matplotlib is imported only here
 
-    rep = build_report(paths, out, title=title)
+    with progress("drawing figures", 4, quiet) as bar:
+        rep = build_report(paths, out, title=title, progress=bar)
     info(f"{rep.records} grading(s), {rep.submissions} submission(s), {len(rep.tasks)} task(s); "
          f"figures: {', '.join(f.name for f in rep.figures)}", quiet)
     click.echo(str(rep.html))

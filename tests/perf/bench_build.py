@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -21,8 +20,9 @@ pytestmark = pytest.mark.perf
 
 
 def _recon() -> list[str]:
-    exe = shutil.which("recon")
-    return [exe] if exe else [sys.executable, "-m", "recon"]
+    # The console script beside the interpreter, not a version manager's shim on PATH.
+    exe = Path(sys.executable).with_name("recon")
+    return [str(exe)] if exe.is_file() else [sys.executable, "-m", "recon"]
 
 
 @pytest.mark.parametrize("workers", [1, 2])

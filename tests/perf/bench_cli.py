@@ -1,11 +1,11 @@
 """`recon --help` start-up / `python -c pass`: goal <= 3 (no science library at import)."""
 from __future__ import annotations
 
-import shutil
 import statistics
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Callable
 
 import pytest
@@ -24,8 +24,9 @@ def _median_wall(cmd: list[str], n: int = 15) -> float:
 
 
 def test_help_startup(record: Callable[..., None]) -> None:
-    exe = shutil.which("recon")
-    recon = [exe] if exe else [sys.executable, "-m", "recon"]
+    # The console script beside the interpreter, not a version manager's shim on PATH.
+    exe = Path(sys.executable).with_name("recon")
+    recon = [str(exe)] if exe.is_file() else [sys.executable, "-m", "recon"]
     base = _median_wall([sys.executable, "-c", "pass"])
     help_ = _median_wall([*recon, "--help"])
     record("recon --help / python -c pass", help_ / base, "<= 3",

@@ -7,6 +7,7 @@
 """
 from __future__ import annotations
 
+import os
 import shutil
 import statistics
 import subprocess
@@ -32,6 +33,16 @@ def _bwrap_ok() -> bool:
     return bool(bwrap_available())
 
 
+REPS = int(os.environ.get("RECON_PERF_REPS", "3"))
+
+
+def _bare_mean(task_dir: Path) -> float:
+    """Mean wall time of one bare run of the reference over the public and hidden scenarios."""
+    task = load_task(task_dir)
+    program = task_dir / "solution" / "reconstruct.py"
+    return statistics.fmean(bare_run(program, sd).seconds for sd in task.public() + task.hidden())
+
+
 @pytest.fixture(scope="module")
 def bare(lidar_task: Path) -> dict[str, float]:
     """One bare run of the reference per public and hidden scenario (after a warm-up)."""
@@ -48,15 +59,21 @@ def test_grading_overhead(lidar_task: Path, bare: dict[str, float], runtime: str
     ws = tmp_path / "ws"
     shutil.copytree(lidar_task / "environment/app/workspace", ws)
     shutil.copyfile(lidar_task / "solution/reconstruct.py", ws / "reconstruct.py")
-    one = statistics.fmean(bare.values())
-    t0 = time.perf_counter()
-    g = grade(lidar_task, ws, runtime=runtime, workers=2)
-    wall = time.perf_counter() - t0
-    assert g["reward"] == 1.0
-    ratio = wall / (g["runs"] * one)
-    record(f"grading wall / (runs x bare run) [{runtime}]", ratio, "<= 0.75",
-           detail=f"{wall:.2f} s for {g['runs']} runs, bare run {one:.2f} s, probe oracle {g['timings']['probe_oracle']:.2f} s")
-    assert ratio > 0
+    # Bare runs and gradings alternate, so that a change in the machine's load hits both.
+    ratios, walls, ones = [], [], []
+    for _ in range(REPS):
+        one = _bare_mean(lidar_task)
+        t0 = time.perf_counter()
+        g = grade(lidar_task, ws, runtime=runtime, workers=2)
+        wall = time.perf_counter() - t0
+        assert g["reward"] == 1.0
+        ratios.append(wall / (g["runs"] * one))
+        walls.append(wall)
+        ones.append(one)
+    k = ratios.index(sorted(ratios)[len(ratios) // 2])
+    record(f"grading wall / (runs x bare run) [{runtime}]", ratios[k], "<= 0.75",
+           detail=f"median of {REPS}: {walls[k]:.2f} s for {g['runs']} runs (3 probes), bare run {ones[k]:.2f} s; "
+                  f"all: {', '.join(f'{r:.2f}' for r in ratios)}")
 
 
 def test_feedback_overhead(lidar_task: Path, bare: dict[str, float], tmp_path: Path,

@@ -149,7 +149,7 @@ def test_axis_corners_give_valid_outputs(tmp_path: Path) -> None:
     # oracle checks the kinds of its outputs and raises otherwise).
     names = sorted(pk_multidose.axes)
     corners = list(itertools.product(*[pk_multidose.axes[n].edges() for n in names]))
-    for corner in random.Random(0).sample(corners, 24):
+    for corner in random.Random(0).sample(corners, 16):
         out = pk_multidose(dict(zip(names, corner)), tmp_path)
         assert all(math.isfinite(v) and v >= 0 for v in out.values())
 
