@@ -103,7 +103,7 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
       non-positive value, 0.0.
     - `doa_deg`: direction of arrival from SRP-PHAT on the simulated microphone signals:
       STFT frames of 256 samples, hop 128, no analysis window; far-field steering with
-      c = 343 m/s, frequencies 300..6000 Hz (STFT bins 5..95); azimuth grid in 1 degree steps. The
+      c = 343 m/s, frequencies 1500..7000 Hz (STFT bins 24..111); azimuth grid in 1 degree steps. The
       answer is the grid azimuth with the largest steered response power. For circular
       arrays the grid is 0..359 deg. A linear array on the x axis cannot distinguish
       az from -az, so its grid is only 0..180 deg and the answer lies in [0, 180]

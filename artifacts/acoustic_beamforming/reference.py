@@ -34,7 +34,7 @@ Fixed conventions (everything not given by the scenario parameters):
   ``numpy.random.default_rng(seed).standard_normal(8000)``;
 * DOA: STFT with 256-sample frames, hop 128, no analysis window (pyroomacoustics
   ``transform.stft.analysis``); SRP-PHAT (``pra.doa.algorithms["SRP"]``) in far-field
-  mode with c = 343, nfft = 256, freq_range [300, 6000] Hz, on an azimuth grid with 1
+  mode with c = 343, nfft = 256, freq_range [1500, 7000] Hz, on an azimuth grid with 1
   degree steps: 0..359 for circular arrays, 0..180 (inclusive) for linear arrays
   (a linear array cannot tell az from -az, so it only searches the upper half plane).
   The answer is the grid azimuth where the spatial spectrum is largest (first one on
@@ -61,7 +61,7 @@ SIGNAL_LENGTH = 8000
 ARRAY_HEIGHT = 1.2
 NFFT = 256
 HOP = NFFT // 2
-FREQ_RANGE = (300.0, 6000.0)
+FREQ_RANGE = (1500.0, 7000.0)
 RT60_DECAY_DB = 30
 
 ROOM_SIZES = {
