@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import math
+import sys
 from typing import Any, NamedTuple
 
 KINDS = ("number", "integer", "exact", "text", "angle", "set", "sequence")
@@ -133,6 +134,10 @@ def kind_error(spec: dict[str, Any], value: Any) -> str | None:
 
 
 def _smiles_canonicalizer() -> Any:
+    if "site" not in sys.modules:  # started with -S (the feedback tool): find site-packages now
+        import site
+
+        site.main()
     try:
         from rdkit import Chem, RDLogger
     except ImportError:

@@ -135,7 +135,7 @@ def test_feedback_tool_is_generated_from_compare_and_stdlib_only() -> None:
     from recon import compare
 
     tool = generate_feedback_tool()
-    assert tool.startswith("#!/usr/bin/env python3\n")
+    assert tool.startswith("#!/usr/bin/env -S python3 -S\n")
     src = Path(compare.__file__).read_text()
     body = src.split('"""', 2)[2]
     for line in body.splitlines():

@@ -103,35 +103,38 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
       non-positive value, 0.0.
     - `doa_deg`: direction of arrival from SRP-PHAT on the simulated microphone signals:
       STFT frames of 256 samples, hop 128, no analysis window; far-field steering with
-      c = 343 m/s, frequencies 1500..7000 Hz (STFT bins 24..111); azimuth grid in 1 degree steps. The
-      answer is the grid azimuth with the largest steered response power. For circular
-      arrays the grid is 0..359 deg. A linear array on the x axis cannot distinguish
-      az from -az, so its grid is only 0..180 deg and the answer lies in [0, 180]
-      (a source at 300 deg shows up near 60 deg).
+      c = 343 m/s, frequencies 1500..7000 Hz (STFT bins 24..111); azimuth grid in 1
+      degree steps. The answer is the grid azimuth with the largest steered response
+      power (the first one on ties). For circular arrays the grid is 0..359 deg. A
+      linear array on the x axis cannot distinguish az from -az, so its grid is only
+      0..180 deg and the answer lies in [0, 180] (a source at 300 deg shows up near
+      60 deg).
 
     Evidence for public scenarios: `rir_mic0.wav` (the microphone-0 RIR) and
     `array.json` (the geometry).
 
     Tolerances, and why:
     - rir_len: +-6 samples. The length follows from the farthest image source's delay
-      plus the fractional-delay filter span; rounding of delays and of the speed of
-      sound moves it by a sample or two, a wrong reflection order or filter length by
-      tens to thousands.
+      plus the fractional-delay filter span (both ends of the 81-tap filter); rounding
+      of delays and of the speed of sound moves it by a sample or two, a wrong
+      reflection order or filter length by tens to thousands.
     - energy, peak: 20 % relative. Interpolation-table versus exact sinc, float32 versus
       float64 accumulation, or a different fractional-delay filter length change them by
-      < 3 %; dropping the high-pass changes the energy by up to ~35 %, integer-sample
+      < 3 %; dropping the high-pass changes the energy by up to ~40 %, integer-sample
       delays change the peak by up to ~35 %, a wrong geometry or absorption changes both
       a lot.
     - rt60: 25 % relative. The decay fitted on a truncated image-source response is
       sensitive to the response tail: changing the fractional-delay filter length moves
       it by up to ~20 % at max_order 1 (< 3 % typically); a wrong absorption, order or
       decay range moves it much more.
-    - doa_deg: 5 degrees on the circle. Changing SRP-PHAT details (FFT size 512, a Hann
-      window, grid step 0.5 or 2 degrees, band edges 400..5800 Hz) moves the peak by 1
-      degree typically and at most 3-4 degrees; a mirrored, rotated or clockwise
-      convention is off by far more. Caveat: in the most reverberant rooms a linear
-      array near endfire (source near 0 or 180 deg) can see two almost equal peaks
-      (direct sound and a strong reflection), so follow the recipe above exactly.
+    - doa_deg: 5 degrees on the circle. Changing SRP-PHAT details (FFT size 512, hop 64,
+      a Hann window, grid step 0.5 or 2 degrees, band edges 1400..7200 or 1600..6800 Hz)
+      moves the peak by 1 degree typically and by at most 4 degrees; a mirrored,
+      rotated or clockwise convention is off by far more. Caveat: diffuse reverberation
+      pulls a linear array's SRP-PHAT peak towards broadside (90 deg), so in the most
+      reverberant rooms a source near endfire (near 0 or 180 deg) can give a spectrum
+      with two almost equal maxima; there only the exact recipe above (including the
+      noise signal) reproduces the answer.
     """
     from . import reference
 

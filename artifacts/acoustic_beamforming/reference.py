@@ -34,9 +34,11 @@ Fixed conventions (everything not given by the scenario parameters):
   ``numpy.random.default_rng(seed).standard_normal(8000)``;
 * DOA: STFT with 256-sample frames, hop 128, no analysis window (pyroomacoustics
   ``transform.stft.analysis``); SRP-PHAT (``pra.doa.algorithms["SRP"]``) in far-field
-  mode with c = 343, nfft = 256, freq_range [1500, 7000] Hz, on an azimuth grid with 1
-  degree steps: 0..359 for circular arrays, 0..180 (inclusive) for linear arrays
-  (a linear array cannot tell az from -az, so it only searches the upper half plane).
+  mode with c = 343, nfft = 256, freq_range [1500, 7000] Hz (bins 24..111; the upper
+  band keeps the diffuse reverberant field from dragging linear arrays' peaks towards
+  broadside), on an azimuth grid with 1 degree steps: 0..359 for circular arrays,
+  0..180 (inclusive) for linear arrays (a linear array cannot tell az from -az, so it
+  only searches the upper half plane).
   The answer is the grid azimuth where the spatial spectrum is largest (first one on
   ties);
 * rt60: pyroomacoustics' Schroeder-integral estimate on mic 0's RIR with
@@ -130,7 +132,8 @@ def _measure_rt60(h: np.ndarray) -> float:
         warnings.simplefilter("ignore")
         try:
             value = float(measure_rt60(h, fs=FS, decay_db=RT60_DECAY_DB))
-        except (ValueError, IndexError, ZeroDivisionError, FloatingPointError, np.linalg.LinAlgError):
+        except (ValueError, IndexError, ZeroDivisionError, FloatingPointError,
+                np.linalg.LinAlgError):
             value = float("nan")
     if not math.isfinite(value) or value <= 0.0:
         return 0.0
