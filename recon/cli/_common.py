@@ -21,6 +21,21 @@ def plugin_option(fn: F) -> F:
     )(fn)
 
 
+def sweep_options(fn: F) -> F:
+    """--public, --hidden, --seed, --spec, --secret, --workers: what shapes a sweep."""
+    for option in reversed([
+        click.option("--public", "n_public", type=int, help="Published scenarios (default 6 or the spec's)."),
+        click.option("--hidden", "n_hidden", type=int, help="Hidden scenarios (default 3 or the spec's)."),
+        click.option("--seed", type=int, help="Sweep seed (default 0 or the spec's)."),
+        click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), help="Sweep spec TOML."),
+        click.option("--secret", help="Build secret for hidden scenarios (default: $RECON_SECRET or the machine's)."),
+        click.option("--workers", type=click.IntRange(min=1), default=None,
+                     help="Processes to run the oracle on (default: cores)."),
+    ]):
+        fn = option(fn)
+    return fn
+
+
 def quiet_option(fn: F) -> F:
     return click.option("--quiet", "-q", is_flag=True, help="No progress bars or chatter.")(fn)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ._common import info, load_registry, plugin_option, progress, quiet_option
+from ._common import info, load_registry, plugin_option, progress, quiet_option, sweep_options
 
 
 @click.command("build")
@@ -18,12 +18,7 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option
               help="Build variant N (its own sweep seed, derived from the spec's) as NAME__NN.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("tasks"),
               show_default=True, help="Folder that receives NAME/.")
-@click.option("--public", "n_public", type=int, help="Published scenarios (default 6 or the spec's).")
-@click.option("--hidden", "n_hidden", type=int, help="Hidden scenarios (default 3 or the spec's).")
-@click.option("--seed", type=int, help="Sweep seed (default 0 or the spec's).")
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), help="Sweep spec TOML.")
-@click.option("--secret", help="Build secret for hidden scenarios (default: $RECON_SECRET or the machine's).")
-@click.option("--workers", type=int, default=None, help="Processes to run the oracle on (default: cores).")
+@sweep_options
 @plugin_option
 @quiet_option
 def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Path, n_public: int | None,
@@ -37,8 +32,6 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     if build_every and spec_path is not None:
         raise UsageError("--spec names one oracle's sweep and cannot be used with --all",
                          hint="build that oracle by name with --spec")
-    if workers is not None and workers < 1:
-        raise UsageError(f"--workers {workers} must be at least 1")
     t0 = time.perf_counter()
     reg = load_registry(plugins)
     workers = workers or os.cpu_count() or 1

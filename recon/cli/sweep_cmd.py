@@ -8,7 +8,7 @@ import click
 from .. import canonjson
 from ..fsutil import atomic_directory
 from ..sweep import build_secret, derive_task_key, hidden_scenarios, load_spec, public_scenarios, run_scenarios
-from ._common import info, load_registry, plugin_option, progress, quiet_option
+from ._common import info, load_registry, plugin_option, progress, quiet_option, sweep_options
 
 MARKER = "sweep.json"
 
@@ -16,12 +16,7 @@ MARKER = "sweep.json"
 @click.command("sweep")
 @click.argument("name")
 @click.option("--out", "out", required=True, type=click.Path(file_okay=False, path_type=Path), help="Folder to write.")
-@click.option("--public", "n_public", type=int, help="Number of public scenarios (default 6 or the spec's).")
-@click.option("--hidden", "n_hidden", type=int, help="Number of hidden scenarios (default 3 or the spec's).")
-@click.option("--seed", type=int, help="Sweep seed (default 0 or the spec's).")
-@click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), help="Sweep spec TOML.")
-@click.option("--secret", help="Build secret for hidden scenarios (default: $RECON_SECRET or the machine's).")
-@click.option("--workers", type=int, default=None, help="Processes to run the oracle on (default: cores).")
+@sweep_options
 @plugin_option
 @quiet_option
 def sweep_cmd(name: str, out: Path, n_public: int | None, n_hidden: int | None, seed: int | None,
