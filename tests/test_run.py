@@ -103,12 +103,12 @@ def test_choose_runtime_reasons(no_engine: None) -> None:
 
 
 def test_cli_rejects_unknown_agent_and_runtime(lidar_task: Path) -> None:
-    res = CliRunner().invoke(cli, ["run", str(lidar_task), "--agent", "claude"])
+    res = CliRunner().invoke(cli, ["run", str(lidar_task), "--agent", "wizard"])
     assert res.exit_code == 2 and "Traceback" not in res.output
     res = CliRunner().invoke(cli, ["run", str(lidar_task), "--agent", "nop", "--runtime", "podman"])
     assert res.exit_code == 2
     with pytest.raises(UsageError):
-        run_task(lidar_task, "claude")
+        run_task(lidar_task, "wizard")
 
 
 def test_not_a_task_is_one_line(tmp_path: Path) -> None:
