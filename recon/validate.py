@@ -251,7 +251,9 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
     if task.root is None or task.app_dir is None:
         raise TaskError(f"{task_dir} is not a whole built task (needs environment/app and solution/)")
     oracle = resolve_oracle(task, registry)
-    reg = registry
+    # Resolve once; every grading below reuses this registry instead of loading plugins again.
+    reg = Registry()
+    reg.register(oracle, f"resolved for {task.meta['task']}")
     rt = runtime if isinstance(runtime, Runtime) else get_runtime(runtime)
     reference = task.root / "solution" / "reconstruct.py"
     rows: list[ValidationRow] = []

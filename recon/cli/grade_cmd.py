@@ -34,10 +34,10 @@ def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, 
               history: Path | None, plugins: tuple[Path, ...], quiet: bool) -> None:
     """Grade WORKSPACE on the built task TASK_DIR's ladder."""
     task = load_task(task_dir)
-    from ..runtimes.base import get_runtime, pick_runtime_name  # noqa: PLC0415
+    from ..runtimes.base import get_runtime  # noqa: PLC0415
 
     rt = get_runtime(runtime)
-    if runtime == "auto" or pick_runtime_name(runtime) != rt.name:
+    if runtime == "auto":
         info(f"runtime: {rt.name}", quiet or as_json)
     for w in rt.warnings():
         info(f"warning: {w}")
