@@ -1,14 +1,17 @@
 """recon: turn working scientific software into reconstruction tasks, graded densely.
 
-Author an oracle::
+Author an oracle: say WHAT in the declaration (the agent reads it), HOW in the
+docstring (the private recipe)::
 
     from recon import oracle, Float, Int, Choice, Bool, Seed
     from recon import Number, Integer, Text, Exact
 
-    @oracle(name="my_task", version="1.0.0", title="...", domain="...",
-            toolkit=["numpy"], axes={"seed": Seed()}, outputs={"x": Number(abs=1e-6)})
+    @oracle(name="my_task", version="1.0.0", title="...", domain="...", toolkit=["numpy"],
+            description="What the artifact computes and the question it answers.",
+            axes={"seed": Seed(doc="seed of the random scene")},
+            outputs={"x": Number(abs=1e-6, doc="what x means, in metres")})
     def my_task(params, evidence):
-        \"\"\"What the agent must reproduce.\"\"\"
+        \"\"\"The recipe: algorithm, constants, tie-breaks, why each tolerance. Private.\"\"\"
         return {"x": 1.0}
 
 Importing recon is cheap: no science library is imported until an oracle runs.
@@ -21,7 +24,7 @@ from .oracle import Oracle, oracle
 from .outputs import Angle, Exact, Integer, Number, Output, SequenceOf, SetOf, Text
 from .registry import Registry
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "oracle", "Oracle", "Registry", "ReconError",

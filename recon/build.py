@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -25,12 +26,49 @@ from .runtimes.base import Limits
 from .sweep import (SweepSpec, build_secret, derive_task_key, hidden_scenarios, load_spec, public_scenarios,
                     run_scenarios, ScenarioRun)
 
-__all__ = ["build_task", "BuildResult", "generate_feedback_tool", "pinned", "DEFAULT_PROBES"]
+__all__ = ["build_task", "BuildResult", "PackageOptions", "generate_feedback_tool", "pinned", "DEFAULT_PROBES",
+           "BASE_IMAGE", "DISCLOSE_CHOICES", "disclosed_name"]
 
 DEFAULT_PROBES = 3
 BASE_IMAGE = "python:3.11-slim"
+BASE_IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$")
 MARKER = "task.toml"
-VERIFIER_PACKAGES = ("click", "jsonschema")
+VERIFIER_PACKAGES = ("click", "jsonschema", "numpy")
+AGENT_TIMEOUT = 10800.0   # the seed's three hours
+DEFAULT_CHECKPOINT_EVERY = 1800.0   # the seed's verifier cadence (recon.checkpoints.DEFAULT_INTERVAL)
+# What a build may disclose beyond the behaviour-only instruction. "recipe": the oracle's
+# docstring (algorithm, rules, constants, tie-breaks) as a "Recipe" section.
+DISCLOSE_CHOICES = ("recipe",)
+
+
+@dataclass(frozen=True)
+class PackageOptions:
+    """How the task is packaged, beyond the sweep: recorded in the built task."""
+
+    probes: int = DEFAULT_PROBES
+    base_image: str = BASE_IMAGE          # FROM line of both images (agent and verifier)
+    disclose: str | None = None           # None: behaviour only; "recipe": adds the recipe (NAME__recipe)
+    checkpoint_every: float | None = None  # seconds between workspace checkpoints (None: none)
+
+    def check(self) -> None:
+        if not (isinstance(self.probes, int) and 0 <= self.probes <= 100):
+            raise BuildError(f"probes={self.probes!r} must be an integer in [0, 100]")
+        if not BASE_IMAGE_RE.match(self.base_image or ""):
+            raise BuildError(f"--base-image {self.base_image!r} is not an image reference",
+                             hint="e.g. python:3.11-slim, registry.example.com/python:3.11-slim or "
+                                  "python@sha256:<digest>")
+        if self.checkpoint_every is not None and not (1.0 <= float(self.checkpoint_every) <= 86400.0):
+            raise BuildError(f"checkpoint_every={self.checkpoint_every!r} must be seconds in [1, 86400]",
+                             hint="e.g. --checkpoint-every 30m, or --checkpoint-every off")
+        if self.disclose is not None and self.disclose not in DISCLOSE_CHOICES:
+            raise BuildError(f"--disclose {self.disclose!r} is not something a build can disclose",
+                             hint=f"use --disclose {' or '.join(DISCLOSE_CHOICES)}, or leave it out for the "
+                                  "behaviour-only task")
+
+
+def disclosed_name(task_id: str, disclose: str | None) -> str:
+    """The task id of a build disclosing ``disclose``: ``NAME__recipe`` (unchanged when None)."""
+    return task_id if disclose is None else f"{task_id}__{disclose}"
 
 
 @dataclass
@@ -164,8 +202,19 @@ def build_task(
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
     probes: int = DEFAULT_PROBES,
+    base_image: str = BASE_IMAGE,
+    disclose: str | None = None,
+    checkpoint_every: float | None = DEFAULT_CHECKPOINT_EVERY,
 ) -> BuildResult:
-    """Build oracle ``name`` into ``out_dir/<task_name or name>``; returns what was done."""
+    """Build oracle ``name`` into ``out_dir/<task_name or name>``; returns what was done.
+
+    ``disclose="recipe"`` builds the easier variant whose instruction adds the oracle's
+    recipe: its task id gains the suffix ``__recipe`` (``lidar_icp__recipe``,
+    ``lidar_icp__06__recipe``) and task.toml records ``[metadata] disclose = "recipe"``.
+    """
+    opts = PackageOptions(probes=probes, base_image=base_image, disclose=disclose,
+                          checkpoint_every=checkpoint_every or None)  # 0 or None: no checkpoints
+    opts.check()
     oracle = registry.get(name)
     if oracle.reference is None:
         raise BuildError(f"oracle {name!r} ({oracle.location}) declares no reference solution",
@@ -178,12 +227,12 @@ def build_task(
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
     verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.toolkit])))
     limits = Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))
-    task_id = task_name or name
+    task_id = disclosed_name(task_name or name, opts.disclose)
     target = Path(out_dir) / task_id
     try:
         with atomic_directory(target, marker=MARKER) as tmp:
             runs = _assemble(tmp, registry, oracle, task_id, spec, key, public, hidden, toolkit, verifier_pins,
-                             limits, workers, progress, probes)
+                             limits, workers, progress, opts)
     except ReconError:
         raise
     except OSError as exc:
@@ -193,7 +242,8 @@ def build_task(
 
 def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec: SweepSpec, key: bytes,
               public: list[Any], hidden: list[Any], toolkit: list[str], verifier_pins: list[str], limits: Limits,
-              workers: int, progress: Callable[[int], None] | None, probes: int) -> list[ScenarioRun]:
+              workers: int, progress: Callable[[int], None] | None, opts: PackageOptions) -> list[ScenarioRun]:
+    probes = opts.probes
     env_app = tmp / "environment" / "app"
     tests = tmp / "tests"
     staging = Path(tempfile.mkdtemp(prefix="recon-public-", dir=tmp))
@@ -231,25 +281,27 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
     finally:
         shutil.rmtree(staging, ignore_errors=True)
 
-    outputs = {n: {**o.spec(), "tolerance": o.describe()} for n, o in sorted(oracle.outputs.items())}
+    # The manifest carries the oracle's public declaration (Oracle.public: description,
+    # axes and outputs with their docs, input and evidence descriptions) and nothing of
+    # its recipe; the agent's texts are rendered from it alone.
     manifest = {
+        **oracle.public(),
         "task": f"recon/{task_id}", "oracle": oracle.name, "oracle_version": oracle.version,
-        "recon_version": __version__, "title": oracle.title, "domain": oracle.domain,
-        "axes": {n: a.describe() for n, a in sorted(oracle.axes.items())},
-        "outputs": outputs,
+        "recon_version": __version__,
         "public": [sc.id for sc in public],
-        "evidence": dict(sorted(oracle.evidence.items())),
-        "inputs": oracle.inputs is not None,
         "timeout": limits.wall,
         "files": files,
     }
     canonjson.write(obs / "manifest.json", manifest)
     _write(env_app / "tools" / "feedback", generate_feedback_tool(), executable=True)
-    starter_readme = render_workspace_readme(oracle, task_id, manifest)
+    starter_readme = render_workspace_readme(manifest)
     _write(env_app / "workspace" / "README.md", starter_readme)
     ladder_name = "six_rung"
-    _write(tmp / "instruction.md", render_instruction(oracle, task_id, manifest, spec, probes, ladder_name))
-    _write(tmp / "environment" / "Dockerfile", _agent_dockerfile(toolkit))
+    disclosed = opts.disclose == "recipe"
+    _write(tmp / "instruction.md", render_instruction(
+        manifest, n_public=spec.n_public, probes=probes, ladder=ladder_name,
+        recipe=oracle.recipe if disclosed else None, stages=oracle.stages if disclosed else ()))
+    _write(tmp / "environment" / "Dockerfile", _agent_dockerfile(toolkit, opts.base_image))
 
     # solution/
     sol = tmp / "solution"
@@ -271,18 +323,32 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
         "outputs": oracle.output_specs(), "axes": {n: a.describe() for n, a in sorted(oracle.axes.items())},
         "ladder": ladder_name, "limits": limits.to_json(), "probes": probes,
         "starter": {"README.md": _sha256_text(starter_readme)},
+        # Private: what the build disclosed (the leak audit exempts a disclosed recipe)
+        # and the recipe's stage names (counted by `recon stats`).
+        "disclose": opts.disclose, "stages": list(oracle.stages), "checkpoint_every": opts.checkpoint_every,
         **vendored,
     })
     _write(tests / "test.sh", TEST_SH, executable=True)
-    _write(tests / "Dockerfile", _verifier_dockerfile(verifier_pins))
-    _write(tmp / "task.toml", _task_toml(oracle, task_id, spec, limits, probes))
+    _write(tests / "Dockerfile", _verifier_dockerfile(verifier_pins, opts.base_image))
+    if opts.checkpoint_every:
+        # The checkpoint sidecar (see recon.checkpoints): a compose file over the agent's
+        # service and the sidecar's image, beside the agent's own Dockerfile.
+        from .checkpoints import checkpointer_files, compose_file  # noqa: PLC0415
+
+        _write(tmp / "environment" / "docker-compose.yaml", compose_file(opts.checkpoint_every))
+        for fname, text in checkpointer_files(opts.base_image).items():
+            _write(tmp / "environment" / "checkpointer" / fname, text)
+    _write(tmp / "task.toml", _task_toml(oracle, task_id, spec, limits, opts))
     _normalise_modes(tmp)
-    # The hidden side and the reference are owner-only: a submission dropped to another
-    # user by the local runtime can read neither.
-    for private in (tests, sol):
-        for p in [private, *private.rglob("*")]:
-            if p.is_dir():
-                os.chmod(p, 0o700)
+    # Modes follow what Harbor does with each folder. solution/ is copied into the agent's
+    # container with its modes and solve.sh runs as the agent user: readable, solve.sh
+    # executable. tests/ becomes the verifier image (root) and holds the hidden data:
+    # owner-only, so no other user on the build machine reads it. On the build machine the
+    # local runtime hides solution/ and tests/ from submissions by other means (see
+    # recon.runtimes.local).
+    for p in [tests, *tests.rglob("*")]:
+        if p.is_dir():
+            os.chmod(p, 0o700)
     return runs
 
 
@@ -308,9 +374,17 @@ TEST_SH = """#!/bin/bash
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 workspace="${RECON_WORKSPACE:-/app/workspace}"
 logs="${RECON_LOGS:-/logs/verifier}"
-mkdir -p "$logs"
+checkpoints="${RECON_CHECKPOINTS:-/checkpoints}"
+# The log directory arrives world-writable (Harbor makes it 0777): the submission's runs
+# must not be able to plant files where the reward is read. Run from here, so nothing in
+# the caller's working directory can shadow recon's modules.
+mkdir -p "$logs" && chmod 0755 "$logs" 2>/dev/null
+rm -rf -- "$logs/reward.txt" "$logs/reward.json" "$logs/grading.json"
+cd "$here" || exit 0
+extra=()
+if [ -d "$checkpoints" ]; then extra+=(--checkpoints "$checkpoints"); fi
 if ! PYTHONPATH="$here/vendor${PYTHONPATH:+:$PYTHONPATH}" python3 -m recon grade "$here" \\
-      --workspace "$workspace" --out "$logs" --runtime "${RECON_RUNTIME:-local}" ${RECON_GRADE_ARGS:-}; then
+      --workspace "$workspace" --out "$logs" --runtime "${RECON_RUNTIME:-local}" "${extra[@]}" ${RECON_GRADE_ARGS:-}; then
   echo "recon grade failed to run; recording reward 0" >&2
   echo 0 > "$logs/reward.txt"
   echo '{"binary": 0, "reward": 0.0}' > "$logs/reward.json"
@@ -319,13 +393,13 @@ exit 0
 """
 
 
-def _agent_dockerfile(toolkit: list[str]) -> str:
+def _agent_dockerfile(toolkit: list[str], base_image: str) -> str:
     pins = " ".join(toolkit)
-    return f"""FROM {BASE_IMAGE}
+    install = f" \\\n    && pip install --no-cache-dir {pins}" if toolkit else ""
+    return f"""FROM {base_image}
 
 # The agent works as a non-root user; the observations and tools are read-only to it.
-RUN useradd --create-home --shell /bin/bash agent \\
-    && pip install --no-cache-dir {pins}
+RUN useradd --create-home --shell /bin/bash agent{install}
 
 COPY app/ /app/
 RUN chown -R agent:agent /app/workspace \\
@@ -338,8 +412,8 @@ USER agent
 """
 
 
-def _verifier_dockerfile(pins: list[str]) -> str:
-    return f"""FROM {BASE_IMAGE}
+def _verifier_dockerfile(pins: list[str], base_image: str) -> str:
+    return f"""FROM {base_image}
 
 # The verifier image carries recon, the oracle and the hidden scenarios; Harbor runs
 # /tests/test.sh from it (tests are bundled in this image) with the agent's
@@ -357,14 +431,24 @@ def _toml_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, limits: Limits, probes: int) -> str:
+def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, limits: Limits, opts: PackageOptions) -> str:
+    probes = opts.probes
     runs = spec.n_public + spec.n_hidden + probes
-    # Verifier: every run at its wall limit on one core, plus a margin for start-up.
-    verifier_timeout = float(int(runs * limits.wall + 300))
+    # Verifier: every run at its wall limit on one core, plus a margin for start-up; with
+    # checkpoints, once more for every snapshot the agent phase can leave.
+    gradings = 1 + (int(AGENT_TIMEOUT // opts.checkpoint_every) if opts.checkpoint_every else 0)
+    verifier_timeout = float(int(runs * limits.wall * gradings + 300))
+    artifacts = '"/app/workspace"'
+    if opts.checkpoint_every:
+        from .checkpoints import SERVICE, SNAPSHOT_ROOT  # noqa: PLC0415
+
+        artifacts += f', {{ source = "{SNAPSHOT_ROOT}", service = "{SERVICE}" }}'
     keywords = ", ".join(_toml_str(k) for k in ["recon", "reconstruction", oracle.domain, oracle.name])
     description = f"Reconstruct {oracle.title} from published evidence; graded on hidden scenarios."
+    if opts.disclose == "recipe":
+        description += " The instruction discloses the oracle's recipe (an easier variant)."
     return f"""schema_version = "1.4"
-artifacts = ["/app/workspace"]
+artifacts = [{artifacts}]
 
 [task]
 name = {_toml_str('recon/' + task_id)}
@@ -381,12 +465,15 @@ n_public = {spec.n_public}
 n_hidden = {spec.n_hidden}
 probes = {probes}
 ladder = "six_rung"
+base_image = {_toml_str(opts.base_image)}
+disclose = {_toml_str(opts.disclose or "none")}
+checkpoint_every = {float(opts.checkpoint_every or 0)}
 
 [metadata.harbor.lint]
 extend-select = ["root-agent"]
 
 [agent]
-timeout_sec = 10800.0
+timeout_sec = {AGENT_TIMEOUT}
 user = "agent"
 
 [verifier]

@@ -18,10 +18,25 @@ seed is ``variant_seed(s, N) = 2**48 + s * 2**16 + N`` where ``s`` is the spec's
 
 The seed is hashed into the sweep identity, so different seeds give unrelated public
 scenarios; hidden scenarios are keyed by the build secret and the same identity anyway.
+
+Harbor registry. ``write_manifest`` also writes ``registry.json`` beside ``dataset.json``:
+a Harbor registry file (a JSON list of datasets, each ``name``, ``version``,
+``description``, ``tasks: [{name, path}]``, ``metrics``; Harbor's ``DatasetSpec``) that
+lists every task of the folder as one dataset, so
+
+    harbor run -d recon@VERSION --registry-path DIR/registry.json -a AGENT -m MODEL
+
+runs the whole set. Harbor resolves a local task's ``path`` against the working
+directory of ``harbor run``, not against the registry file, so the paths are absolute
+by default (the file then names this machine's folder; ``dataset.json`` stays free of
+absolute paths). ``relative_paths=True`` writes them relative to ``DIR`` instead, for a
+folder that is moved or published; run Harbor from ``DIR`` then.
 """
 from __future__ import annotations
 
+import hashlib
 import os
+import re
 import tempfile
 from concurrent.futures import Future, ProcessPoolExecutor, wait, FIRST_COMPLETED
 from dataclasses import dataclass
@@ -36,10 +51,16 @@ from .fsutil import tree_digest
 from .registry import Registry
 from .sweep import load_spec
 
-__all__ = ["variant_seed", "variant_name", "build_all", "write_manifest", "read_manifest", "DatasetEntry",
-           "MANIFEST", "VARIANT_SEED_BASE", "MAX_VARIANT"]
+__all__ = ["variant_seed", "variant_name", "build_all", "write_manifest", "write_registry", "registry_document",
+           "check_dataset_id", "read_manifest", "DatasetEntry", "MANIFEST", "REGISTRY", "DATASET_NAME",
+           "VARIANT_SEED_BASE", "MAX_VARIANT"]
 
 MANIFEST = "dataset.json"
+REGISTRY = "registry.json"
+# The default Harbor dataset name. No "/" in it: Harbor reads `-d org/name` as a package
+# of its hub, not as a dataset of a registry file.
+DATASET_NAME = "recon"
+_DATASET_NAME_RE = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 VARIANT_SEED_BASE = 1 << 48
 MAX_VARIANT = 99
 MAX_BASE_SEED = (1 << 32) - 1
@@ -60,6 +81,11 @@ def variant_name(name: str, n: int) -> str:
     return f"{name}__{n:02d}"
 
 
+def _abspath(path: Path | str) -> Path:
+    # Absolute and without "..", but symlinks kept: the path as the user named it.
+    return Path(os.path.abspath(path))
+
+
 @dataclass
 class DatasetEntry:
     name: str            # task folder name (NAME or NAME__NN)
@@ -74,9 +100,17 @@ class DatasetEntry:
     oracle_seconds: float
     secret_source: str = ""
 
+    def relpath(self, root: Path) -> str:
+        """The task folder relative to ``root`` (either may be relative to the working directory)."""
+        try:
+            return _abspath(self.path).relative_to(_abspath(root)).as_posix()
+        except ValueError:
+            raise UsageError(f"task {self.name} ({self.path}) is not inside the dataset folder {root}",
+                             hint="a manifest lists the tasks built into its own folder") from None
+
     def to_json(self, root: Path) -> dict[str, Any]:
         return {"name": self.name, "task": f"recon/{self.name}", "oracle": self.oracle,
-                "oracle_version": self.oracle_version, "path": self.path.relative_to(root).as_posix(),
+                "oracle_version": self.oracle_version, "path": self.relpath(root),
                 "digest": self.digest, "seed": self.seed, "variant": self.variant,
                 "n_public": self.n_public, "n_hidden": self.n_hidden}
 
@@ -93,9 +127,18 @@ def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], w
         task_name = variant_name(name, variant)
     res = build_task(registry, name, out, n_public=opts.get("n_public"), n_hidden=opts.get("n_hidden"), seed=seed,
                      spec_path=opts.get("spec_path"), secret=opts.get("secret"), task_name=task_name,
-                     workers=workers, progress=progress)
+                     workers=workers, progress=progress, **_package_opts(opts))
     return DatasetEntry(res.path.name, oracle.name, oracle.version, res.path, tree_digest(res.path), res.spec.seed,
                         variant, res.spec.n_public, res.spec.n_hidden, res.oracle_seconds, res.secret_source)
+
+
+def _package_opts(opts: dict[str, Any]) -> dict[str, Any]:
+    """The packaging options (see :class:`recon.build.PackageOptions`) present in ``opts``."""
+    from dataclasses import fields  # noqa: PLC0415
+
+    from .build import PackageOptions  # noqa: PLC0415
+
+    return {f.name: opts[f.name] for f in fields(PackageOptions) if opts.get(f.name) is not None}
 
 
 def build_one(registry: Registry, name: str, out: Path, *, variant: int | None = None,
@@ -176,9 +219,29 @@ def build_all(registry: Registry, out: Path | str, *, names: list[str] | None = 
     return [r for n in names if isinstance(r := results[n], DatasetEntry)]
 
 
-def write_manifest(out: Path | str, entries: list[DatasetEntry]) -> Path:
-    """Write ``out/dataset.json`` (atomically): every task, its path and tree digest."""
+def _write_atomic(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(text.encode("utf-8"))
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def write_manifest(out: Path | str, entries: list[DatasetEntry], *, dataset_name: str = DATASET_NAME,
+                   dataset_version: str | None = None, registry: bool = True,
+                   relative_paths: bool = False) -> Path:
+    """Write ``out/dataset.json`` (atomically): every task, its path and tree digest;
+    and, unless ``registry`` is false, the Harbor registry ``out/registry.json``
+    (see :func:`write_registry` for the other arguments). Returns the manifest's path."""
     out = Path(out).absolute()
+    if registry:
+        # Checked before anything is written, so a bad name leaves neither file.
+        check_dataset_id(dataset_name, dataset_version)
     doc = {
         "dataset_schema": 1,
         "recon_version": __version__,
@@ -186,16 +249,60 @@ def write_manifest(out: Path | str, entries: list[DatasetEntry]) -> Path:
         "tasks": [e.to_json(out) for e in sorted(entries, key=lambda e: e.name)],
     }
     path = out / MANIFEST
-    fd, tmp = tempfile.mkstemp(dir=out, prefix=f".{MANIFEST}.")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(canonjson.dumps(doc).encode("utf-8"))
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+    _write_atomic(path, canonjson.dumps(doc))
+    if registry:
+        write_registry(out, entries, name=dataset_name, version=dataset_version, relative_paths=relative_paths)
+    return path
+
+
+def check_dataset_id(name: str, version: str | None) -> None:
+    """Raise :class:`UsageError` unless ``name`` and ``version`` (None: recon's version)
+    can be written as ``harbor run -d NAME@VERSION``."""
+    if not re.fullmatch(_DATASET_NAME_RE, name or ""):
+        raise UsageError(f"dataset name {name!r} is not usable with `harbor run -d NAME@VERSION`",
+                         hint="use letters, digits, '.', '_' and '-' (no '/': Harbor reads org/name as a hub package)")
+    if version is not None and not re.fullmatch(_DATASET_NAME_RE, version):
+        raise UsageError(f"dataset version {version!r} is not usable with `harbor run -d NAME@VERSION`",
+                         hint="use letters, digits, '.', '_' and '-', e.g. 1.0.0")
+
+
+def registry_document(out: Path | str, entries: list[DatasetEntry], *, name: str = DATASET_NAME,
+                      version: str | None = None, description: str | None = None,
+                      relative_paths: bool = False) -> list[dict[str, Any]]:
+    """The Harbor registry (a list with one dataset) for the tasks ``entries`` built in ``out``.
+
+    ``version`` defaults to recon's version; the default description names the tasks
+    and a digest over their tree digests, so two registries of different builds differ."""
+    check_dataset_id(name, version)
+    out = Path(out).absolute()
+    ordered = sorted(entries, key=lambda e: e.name)
+    if not ordered:
+        raise UsageError("a registry needs at least one task", hint="build tasks first (`recon build --all`)")
+    version = version or __version__
+    if description is None:
+        combined = hashlib.sha256("".join(f"{e.name}\0{e.digest}\n" for e in ordered).encode()).hexdigest()
+        description = (f"{len(ordered)} reconstruction task(s) built by recon {__version__}: "
+                       f"{', '.join(e.name for e in ordered)} (tasks digest sha256:{combined[:16]})")
+    tasks = [{"name": e.name, "path": e.relpath(out) if relative_paths else _abspath(e.path).as_posix()}
+             for e in ordered]
+    return [{"name": name, "version": version, "description": description, "tasks": tasks,
+             "metrics": [{"type": "mean"}]}]
+
+
+def write_registry(out: Path | str, entries: list[DatasetEntry], *, name: str = DATASET_NAME,
+                   version: str | None = None, description: str | None = None,
+                   relative_paths: bool = False) -> Path:
+    """Write the Harbor registry ``out/registry.json`` (atomically) listing ``entries`` as
+    dataset ``name`` at ``version`` (default: recon's version), so that
+    ``harbor run -d NAME@VERSION --registry-path out/registry.json`` runs every task.
+
+    Task paths are absolute unless ``relative_paths`` (relative to ``out``; Harbor then
+    needs to run in ``out``, because it resolves them against its working directory)."""
+    out = Path(out).absolute()
+    doc = registry_document(out, entries, name=name, version=version, description=description,
+                            relative_paths=relative_paths)
+    path = out / REGISTRY
+    _write_atomic(path, canonjson.dumps(doc))
     return path
 
 

@@ -14,7 +14,7 @@ from recon import Registry, canonjson
 from recon.build import build_task, generate_feedback_tool
 from recon.errors import BuildError
 from recon.fsutil import tree_digest
-from recon.validate import leak_audit
+from recon.leaks import leak_audit
 from recon.task import load_task
 
 
@@ -31,9 +31,17 @@ def test_layout(lidar_task: Path) -> None:
     assert not (lidar_task / "environment/app/workspace/reconstruct.py").exists()
     assert os.access(lidar_task / "environment/app/tools/feedback", os.X_OK)
     assert (lidar_task / "tests").stat().st_mode & 0o077 == 0  # owner-only
-    assert (lidar_task / "solution").stat().st_mode & 0o077 == 0
+    # solution/ is copied into the agent's container by Harbor and solve.sh runs as the
+    # agent user there: readable, solve.sh executable.
+    assert (lidar_task / "solution").stat().st_mode & 0o777 == 0o755
+    assert os.access(lidar_task / "solution/solve.sh", os.X_OK)
     conf = tomllib.loads((lidar_task / "task.toml").read_text())
-    assert conf["schema_version"] == "1.4" and conf["artifacts"] == ["/app/workspace"]
+    # the workspace for the verifier, and the checkpoint sidecar's snapshots (30 min by default)
+    assert conf["schema_version"] == "1.4" and conf["artifacts"] == [
+        "/app/workspace", {"source": "/checkpoints", "service": "checkpoints"}]
+    assert conf["metadata"]["checkpoint_every"] == 1800.0
+    assert (lidar_task / "environment/docker-compose.yaml").is_file()
+    assert {p.name for p in (lidar_task / "environment/checkpointer").iterdir()} == {"Dockerfile", "snap.py"}
     assert conf["task"]["name"] == "recon/lidar_icp"
     assert conf["agent"]["user"] not in ("root", 0) and conf["agent"]["timeout_sec"] == 10800.0
     assert conf["environment"]["network_mode"] == "no-network"
@@ -48,6 +56,33 @@ def test_layout(lidar_task: Path) -> None:
         assert {"public_1/scenario.json", "public_1/oracle_output.json", "public_1/signature.json",
                 "public_1/downsampled.las", "public_6/inputs/source.las"} <= names
         assert all(m.mtime == 946684800 and m.uid == 0 and m.uname == "" for m in tar.getmembers())
+
+
+def test_every_file_mode_is_what_harbor_needs(lidar_task: Path) -> None:
+    """environment/ is a docker build context (its modes go into the agent's image);
+    Harbor copies solution/ into the agent's container WITH its modes and runs solve.sh as
+    the non-root agent user; tests/ becomes the root verifier image and holds hidden data."""
+    seen = 0
+    for p in sorted(lidar_task.rglob("*")):
+        rel = p.relative_to(lidar_task).as_posix()
+        mode = p.stat().st_mode & 0o7777
+        seen += 1
+        assert mode & 0o022 == 0, f"{rel} is writable by group or others ({mode:o})"
+        assert mode & 0o7000 == 0, f"{rel} has setuid/setgid/sticky bits ({mode:o})"
+        top = rel.split("/")[0]
+        if top == "tests":
+            assert mode & 0o077 == 0 or p.is_file(), f"{rel}: hidden data must be owner-only ({mode:o})"
+            if p.is_dir():
+                assert mode == 0o700, rel
+        elif p.is_dir():
+            assert mode == 0o755, f"{rel}: the agent user must traverse it ({mode:o})"
+        else:
+            assert mode & 0o444 == 0o444, f"{rel}: the agent user must read it ({mode:o})"
+            executable = rel in ("solution/solve.sh", "environment/app/tools/feedback")
+            assert bool(mode & 0o111) == executable, f"{rel} ({mode:o})"
+    assert (lidar_task / "tests").stat().st_mode & 0o777 == 0o700
+    assert os.access(lidar_task / "tests/test.sh", os.X_OK)
+    assert seen > 40
 
 
 def test_signatures_tie_scenario_and_output(lidar_task: Path, tmp_path: Path) -> None:
@@ -78,7 +113,8 @@ def test_failed_build_leaves_nothing_and_names_the_scenario(tmp_path: Path) -> N
 from recon import oracle, Float, Number
 
 @oracle(name="flaky", version="1.0.0", title="t", domain="d", toolkit=[], reference="ref.py",
-        axes={"x": Float(0.0, 1.0)}, outputs={"y": Number(abs=1)})
+        description="Echoes x.", axes={"x": Float(0.0, 1.0, doc="a number")},
+        outputs={"y": Number(abs=1, doc="x again")})
 def flaky(params, evidence):
     """Fails on large x."""
     if params["x"] > 0.5:
@@ -97,7 +133,7 @@ def flaky(params, evidence):
 def test_no_hidden_value_or_oracle_source_on_the_agent_side(lidar_task: Path, session_registry: Registry) -> None:
     o = session_registry.get("lidar_icp")
     task = load_task(lidar_task)
-    assert leak_audit(task, [Path(o.source_file), o.reference]) == []  # type: ignore[list-item]
+    assert leak_audit(task, o) == []
 
 
 def test_leak_audit_catches_a_planted_leak(lidar_task: Path, tmp_path: Path, session_registry: Registry) -> None:
@@ -108,17 +144,27 @@ def test_leak_audit_catches_a_planted_leak(lidar_task: Path, tmp_path: Path, ses
     (copy / "environment/app/workspace/notes.txt").write_text(json.dumps(hidden.parameters))
     shutil.copyfile(copy / "solution/reconstruct.py", copy / "environment/app/tools/helper.py")
     o = session_registry.get("lidar_icp")
-    findings = leak_audit(task, [Path(o.source_file), o.reference])  # type: ignore[list-item]
+    findings = leak_audit(task, o)
     assert any("hidden parameter hidden_1" in f for f in findings), findings
     assert any("copy of solution/reconstruct.py" in f for f in findings), findings
     assert any("lines of the oracle's source" in f for f in findings), findings
 
 
-def test_instruction_names_every_field_and_tolerance_and_no_hidden_value(lidar_task: Path) -> None:
+def test_instruction_names_every_field_and_tolerance_and_no_hidden_value(lidar_task: Path,
+                                                                       session_registry: Registry) -> None:
     text = (lidar_task / "instruction.md").read_text()
     manifest = canonjson.read(lidar_task / "environment/app/observations/manifest.json")
+    o = session_registry.get("lidar_icp")
+    # Behaviour only: the description, each axis and output with its meaning, each input.
+    assert " ".join(o.description.split()) in " ".join(text.split())
+    assert manifest["description"] == o.description and "Recipe" not in text
     for name, out in manifest["outputs"].items():
-        assert f"`{name}`" in text and out["tolerance"] in text
+        assert f"`{name}`" in text and out["tolerance"] in text and out["doc"] == o.outputs[name].doc
+        assert f"| {out['doc']} | {out['tolerance']} |" in text
+    for name, axis in manifest["axes"].items():
+        assert f"`{name}`" in text and axis["doc"] == o.axes[name].doc and axis["doc"] in text
+    for name, doc in o.input_docs.items():
+        assert f"| `{name}` | {doc} |" in text
     for needle in ("/app/workspace/reconstruct.py", "/app/tools/feedback", "hidden", "(k + f) / 6", "laspy"):
         assert needle in text
     for sd in load_task(lidar_task).hidden():
@@ -156,7 +202,8 @@ def test_plugin_file_task_grades_without_the_plugin(tmp_path: Path) -> None:
 from recon import oracle, Float, Number
 
 @oracle(name="square_demo", version="1.0.0", title="Square", domain="arithmetic", toolkit=[],
-        reference="sq_reference.py", axes={"x": Float(-3.0, 3.0)}, outputs={"y": Number(abs=1e-9)})
+        reference="sq_reference.py", description="A number derived from x.",
+        axes={"x": Float(-3.0, 3.0, doc="the input")}, outputs={"y": Number(abs=1e-9, doc="the number")})
 def square_demo(params, evidence):
     """Squares x."""
     return {"y": params["x"] ** 2}

@@ -30,12 +30,14 @@ def test_scaffold_writes_a_complete_package(tmp_path: Path, registry: Registry) 
     root = tmp_path / "pkg"
     assert result.path == root.absolute() and result.package == "recon_demo_osc" and result.dist == "recon-demo-osc"
     assert sorted(result.files) == sorted(["pyproject.toml", "README.md", "src/recon_demo_osc/__init__.py",
-                                           "src/recon_demo_osc/reference.py", "tests/test_demo_osc.py"])
+                                           "src/recon_demo_osc/reference.py", "tests/test_demo_osc.py",
+                                           "src/recon_demo_osc/baselines/linspace_one_second/reconstruct.py"])
     assert len(result.files) == len(FILES)
     conf = tomllib.loads((root / "pyproject.toml").read_text())
     assert conf["project"]["name"] == "recon-demo-osc"
     assert conf["project"]["entry-points"]["recon.oracles"] == {"demo_osc": "recon_demo_osc"}
-    assert conf["tool"]["setuptools"]["package-data"]["recon_demo_osc"] == ["reference.py", "scenarios/*.toml"]
+    assert conf["tool"]["setuptools"]["package-data"]["recon_demo_osc"] == ["reference.py", "baselines/*/*.py",
+                                                                             "scenarios/*.toml"]
     assert any(d.startswith("recon>=") for d in conf["project"]["dependencies"])
     for rel in result.files:
         text = (root / rel).read_text()
@@ -61,6 +63,11 @@ def test_the_scaffolded_oracle_is_a_valid_declaration(tmp_path: Path) -> None:
         assert out["zero_crossings"] == 2 and abs(out["final_value"] - 1.0) < 1e-12
         assert (tmp_path / "ev" / "signal.csv").read_text().startswith("t_s,x\n0.00,1\n")
         assert o.reference == (pkg / "recon_demo_file" / "reference.py").resolve()
+        # The example shows the split: public text in the declaration, the recipe in the
+        # docstring, the baseline beside the module.
+        assert "100 Hz" in o.recipe and "100" not in o.description
+        assert all(ax.doc for ax in o.axes.values()) and all(out.doc for out in o.outputs.values())
+        assert o.stages and [b.name for b in o.baselines] == ["linspace_one_second"]
     finally:
         sys.path.remove(str(pkg))
         for name in [m for m in sys.modules if m.startswith("recon_demo_file")]:
@@ -106,20 +113,21 @@ def test_never_overwrites_a_non_empty_folder(tmp_path: Path) -> None:
     assert (scaffold("demo_keep", empty).path / "pyproject.toml").is_file()
 
 
-def test_cli_new_prints_the_files_and_next_steps(tmp_path: Path) -> None:
+def test_cli_new_prints_the_files_and_next_steps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # monkeypatch.chdir rather than CliRunner.isolated_filesystem, which click 8.5 deprecates
     runner = CliRunner()
-    with runner.isolated_filesystem(temp_dir=tmp_path):
-        res = runner.invoke(cli, ["new", "demo_cli"], catch_exceptions=False)
-        assert res.exit_code == 0, res.output
-        assert Path("recon-demo-cli/src/recon_demo_cli/__init__.py").is_file()
-        assert res.output.startswith("created recon-demo-cli/ (oracle demo_cli, package recon_demo_cli")
-        assert "pip install -e ./recon-demo-cli" in res.output and "recon validate tasks/demo_cli" in res.output
-        again = runner.invoke(cli, ["new", "demo_cli"])
-        assert again.exit_code == 2
-        assert again.output.startswith("error: recon-demo-cli exists and is not empty") and "fix:" in again.output
-        bad = runner.invoke(cli, ["new", "Demo", "--dir", "elsewhere"])
-        assert bad.exit_code == 2 and "not a valid oracle name" in bad.output and "Traceback" not in bad.output
-        assert not Path("elsewhere").exists()
+    monkeypatch.chdir(tmp_path)
+    res = runner.invoke(cli, ["new", "demo_cli"], catch_exceptions=False)
+    assert res.exit_code == 0, res.output
+    assert Path("recon-demo-cli/src/recon_demo_cli/__init__.py").is_file()
+    assert res.output.startswith("created recon-demo-cli/ (oracle demo_cli, package recon_demo_cli")
+    assert "pip install -e './recon-demo-cli[test]'" in res.output and "recon validate tasks/demo_cli" in res.output
+    again = runner.invoke(cli, ["new", "demo_cli"])
+    assert again.exit_code == 2
+    assert again.output.startswith("error: recon-demo-cli exists and is not empty") and "fix:" in again.output
+    bad = runner.invoke(cli, ["new", "Demo", "--dir", "elsewhere"])
+    assert bad.exit_code == 2 and "not a valid oracle name" in bad.output and "Traceback" not in bad.output
+    assert not Path("elsewhere").exists()
 
 
 # -- end to end: scaffold, pip install -e, its tests, build, validate --------------------
@@ -143,7 +151,7 @@ def test_scaffold_registers_and_passes_its_own_tests(installed_scaffold: Path) -
     proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:benchmark",
                            str(installed_scaffold)], capture_output=True, text=True, cwd=installed_scaffold, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:]
-    assert "5 passed" in proc.stdout
+    assert "6 passed" in proc.stdout
 
 
 def test_scaffold_builds_and_validates_unchanged(installed_scaffold: Path) -> None:
@@ -155,7 +163,22 @@ def test_scaffold_builds_and_validates_unchanged(installed_scaffold: Path) -> No
     proc = recon("validate", str(task), cwd=work)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     rows = [ln for ln in proc.stdout.splitlines() if ln.startswith(("ok ", "FAIL"))]
-    assert len(rows) == 7 and all(r.startswith("ok ") for r in rows), proc.stdout
+    assert len(rows) >= 7 and all(r.startswith("ok ") for r in rows), proc.stdout
+    instruction = (task / "instruction.md").read_text()
+    assert "100 Hz" not in instruction and "## Recipe" not in instruction
+    # The easier variant shows the recipe, and validates too.
+    proc = recon("build", SELFTEST, "--disclose", "recipe", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    variant = work / "tasks" / f"{SELFTEST}__recipe"
+    assert proc.stdout.strip() == str(Path("tasks") / f"{SELFTEST}__recipe")
+    assert "sampled at 100 Hz" in " ".join((variant / "instruction.md").read_text().split())
+    proc = recon("validate", str(variant), cwd=work)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    # The baseline is graded and stays below 1.0.
+    proc = recon("stats", str(task), "--no-run", "--baselines", "--runtime", "local", "--json", cwd=work)
+    assert proc.returncode == 0, proc.stderr
+    [row] = json.loads(proc.stdout)["baselines"]
+    assert row["name"] == "linspace_one_second" and row["reward"] < 1.0
 
 
 def test_scaffold_wheel_ships_the_reference_and_the_entry_point(installed_scaffold: Path, tmp_path: Path) -> None:
@@ -169,6 +192,7 @@ def test_scaffold_wheel_ships_the_reference_and_the_entry_point(installed_scaffo
         names = set(z.namelist())
         [eps] = [n for n in names if n.endswith(".dist-info/entry_points.txt")]
         entry_points = z.read(eps).decode()
-    assert {f"recon_{SELFTEST}/__init__.py", f"recon_{SELFTEST}/reference.py"} <= names
+    assert {f"recon_{SELFTEST}/__init__.py", f"recon_{SELFTEST}/reference.py",
+            f"recon_{SELFTEST}/baselines/linspace_one_second/reconstruct.py"} <= names
     assert not any(n.startswith("tests/") for n in names)
     assert "[recon.oracles]" in entry_points and f"{SELFTEST} = recon_{SELFTEST}" in entry_points

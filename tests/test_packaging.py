@@ -16,7 +16,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
                    check=True, capture_output=True)
-    [whl] = out.glob("recon-*.whl")
+    [whl] = out.glob("recon_tasks-*.whl")
     return whl
 
 

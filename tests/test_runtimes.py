@@ -30,7 +30,7 @@ from recon.runtimes.bwrap import BwrapRuntime, bwrap_available
 from recon.runtimes.local import LocalRuntime
 
 IS_ROOT = os.geteuid() == 0
-RUNTIME_IDS = ["local", "local-nodrop", "bwrap"]
+RUNTIME_IDS = ["local", "local-nodrop", "local-nons", "bwrap"]
 FAST = Limits(wall=20, cpu=20, memory=1 << 30, nproc=32, stdout=1 << 20)
 
 
@@ -41,12 +41,16 @@ def _make(kind: str) -> Runtime:
         if not IS_ROOT:
             pytest.skip("without root, 'local' already is the no-drop mode")
         return LocalRuntime(drop_privileges=False)
+    if kind == "local-nons":
+        if not IS_ROOT:
+            pytest.skip("the no-namespace supervisor is a root mode")
+        return LocalRuntime(namespaces=False)
     if not bwrap_available():
         pytest.skip("bwrap cannot create a sandbox here")
     return BwrapRuntime()
 
 
-@pytest.fixture(scope="module", params=["local", "bwrap"])
+@pytest.fixture(scope="module", params=["local", "local-nons", "bwrap"])
 def rt(request: pytest.FixtureRequest) -> Iterator[Runtime]:
     """The two runtimes a user picks."""
     runtime = _make(request.param)
@@ -313,8 +317,10 @@ def test_hidden_data_is_unreachable(rt: Runtime, tmp_path: Path, root_dir: Path)
         except OSError as exc:
             print(type(exc).__name__)
     """, scenario={"id": "p", "parameters": {"path": str(hidden / "oracle_output.json")}})
-    expected = b"FileNotFoundError" if isinstance(rt, BwrapRuntime) else b"PermissionError"
-    assert res.stdout.strip() == expected
+    # bwrap and the namespaced local mode never mount it (not found); without namespaces
+    # the 0700 directory stops the sandbox uid (permission denied)
+    hides = isinstance(rt, BwrapRuntime) or getattr(rt, "mode", "") == "isolate"
+    assert res.stdout.strip() == (b"FileNotFoundError" if hides else b"PermissionError")
 
 
 def test_environment_is_scrubbed(rt_all: Runtime, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -397,17 +403,28 @@ def test_network_is_unreachable_under_bwrap(rt: Runtime, tmp_path: Path) -> None
         assert res.exit_code == 0  # the local runtime has no network isolation
 
 
-@pytest.mark.skipif(not bwrap_available(), reason="bubblewrap is not usable here")
-def test_bwrap_hides_the_recon_package(tmp_path: Path) -> None:
-    # (the local runtime cannot, and says so in its warnings)
-    res = run(BwrapRuntime(), tmp_path, """
+@pytest.mark.parametrize("kind", ["bwrap", "local"])
+def test_runtime_hides_the_recon_package(kind: str, tmp_path: Path) -> None:
+    # bwrap never mounts it; local covers it in its namespace (without namespaces it
+    # cannot, and says so in its warnings)
+    if kind == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not usable here")
+    rt = BwrapRuntime() if kind == "bwrap" else LocalRuntime()
+    if kind == "local" and rt.mode != "isolate":
+        pytest.skip("no namespaces here")
+    res = run(rt, tmp_path, """
+        import glob, os
         try:
             import recon
             print("imported", recon.__file__)
-        except ImportError:
+        except (ImportError, OSError):
             print("hidden")
-    """)
-    assert res.stdout.strip() == b"hidden"
+        # nor is any oracle's source readable by path
+        import json
+        print(json.dumps(sorted(glob.glob(os.path.join(%r, "*", "reference.py")))))
+    """ % str(Path(__import__("recon.artifacts").artifacts.__path__[0])))
+    first, second = res.stdout.strip().splitlines()
+    assert first == b"hidden" and json.loads(second) == []
 
 
 def test_concurrent_runs(rt_all: Runtime, tmp_path: Path) -> None:
@@ -433,7 +450,8 @@ def test_local_warnings_and_isolation_flag() -> None:
         assert not rt.isolates_hidden
         assert ("local runtime without root cannot hide hidden data from the submission; "
                 "use --runtime bwrap") in rt.warnings()
-    assert any("oracle" in w for w in rt.warnings())
+    # the oracle's source is hidden only where namespaces let the runtime cover it
+    assert any("oracle" in w for w in rt.warnings()) == (rt.mode != "isolate")
 
 
 def test_bwrap_available_is_cached_bool() -> None:

@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "stats": ("recon.cli.stats_cmd", "stats_cmd"),
     "report": ("recon.cli.report_cmd", "report_cmd"),
     "watch": ("recon.cli.watch_cmd", "watch_cmd"),
+    "results": ("recon.cli.results_cmd", "results_cmd"),
 }
 SHORT_HELP = {
     "list": "List the registered oracles.",
@@ -37,6 +38,7 @@ SHORT_HELP = {
     "stats": "Work, size and timing statistics of a built task.",
     "report": "HTML report and figures from gradings and histories.",
     "watch": "Grade a live workspace on a schedule, appending to a history.",
+    "results": "Benchmark tables and figures from Harbor's job folders.",
 }
 
 
@@ -72,7 +74,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 100})
-@click.version_option(package_name="recon", prog_name="recon")
+@click.version_option(package_name="recon-tasks", prog_name="recon")
 def cli() -> None:
     """recon turns a parameterized reference oracle into a Harbor task whose hidden
     scenarios an agent must reproduce, and grades submissions on a six-rung ladder.

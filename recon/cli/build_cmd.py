@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .. import __version__
 from ..errors import UsageError
 from ._common import info, load_registry, plugin_option, progress, quiet_option, sweep_options
 
@@ -18,12 +19,28 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option,
               help="Build variant N (its own sweep seed, derived from the spec's) as NAME__NN.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path), default=Path("tasks"),
               show_default=True, help="Folder that receives NAME/.")
+@click.option("--base-image", "base_image", default=None, metavar="IMAGE",
+              help="Base image of the agent and verifier images (default python:3.11-slim); pin a digest "
+                   "(python@sha256:...) or name your own registry.")
+@click.option("--disclose", "disclose", type=click.Choice(["recipe"]), default=None,
+              help="Build the easier variant whose instruction adds the oracle's recipe (its docstring), "
+                   "named NAME__recipe; by default the instruction says what the oracle computes, never how.")
+@click.option("--checkpoint-every", "checkpoint_every", default="30m", show_default=True, metavar="INTERVAL",
+              help="Snapshot the agent's workspace this often during a Harbor trial (a sidecar the agent "
+                   "cannot reach); the verifier grades every snapshot. 90s, 30m, 1h, or off.")
+@click.option("--dataset-name", default="recon", show_default=True,
+              help="With --all: the dataset's name in OUT/registry.json (harbor run -d NAME@VERSION).")
+@click.option("--dataset-version", default=None, help="With --all: its version (default: recon's version).")
+@click.option("--registry-relative", is_flag=True,
+              help="With --all: task paths in registry.json relative to OUT (then run Harbor from OUT).")
 @sweep_options
 @plugin_option
 @quiet_option
-def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Path, n_public: int | None,
-              n_hidden: int | None, seed: int | None, spec_path: Path | None, secret: str | None,
-              workers: int | None, plugins: tuple[Path, ...], quiet: bool) -> None:
+def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Path, base_image: str | None,
+              disclose: str | None, checkpoint_every: str, dataset_name: str, dataset_version: str | None,
+              registry_relative: bool, n_public: int | None, n_hidden: int | None, seed: int | None,
+              spec_path: Path | None, secret: str | None, workers: int | None, plugins: tuple[Path, ...],
+              quiet: bool) -> None:
     """Package oracle NAME as a Harbor task in OUT/NAME (atomic, reproducible), or with
     --all every registered oracle plus a dataset manifest OUT/dataset.json. Prints the
     path of each task built on stdout."""
@@ -32,17 +49,26 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     if build_every and spec_path is not None:
         raise UsageError("--spec names one oracle's sweep and cannot be used with --all",
                          hint="build that oracle by name with --spec")
+    from ..checkpoints import parse_interval  # noqa: PLC0415
+    from ..dataset import check_dataset_id  # noqa: PLC0415
+
+    interval = parse_interval(checkpoint_every)
+    if build_every:
+        check_dataset_id(dataset_name, dataset_version)
     t0 = time.perf_counter()
     reg = load_registry(plugins)
     workers = workers or os.cpu_count() or 1
     from ..dataset import build_all, build_one, write_manifest  # noqa: PLC0415
     from ..sweep import load_spec  # noqa: PLC0415
 
-    opts = {"n_public": n_public, "n_hidden": n_hidden, "seed": seed, "secret": secret}
+    opts = {"n_public": n_public, "n_hidden": n_hidden, "seed": seed, "secret": secret, "base_image": base_image,
+            "disclose": disclose, "checkpoint_every": interval or 0.0}
     if name is not None:
         o = reg.get(name)
         spec = load_spec(o, spec_path, n_public=n_public, n_hidden=n_hidden, seed=seed)
         label = f"build {name}" if variant is None else f"build {name} variant {variant}"
+        if disclose:
+            label += f" (disclosing the {disclose})"
         with progress(label, spec.n_public + spec.n_hidden, quiet) as bar:
             entry = build_one(reg, name, out, variant=variant, spec_path=spec_path, workers=workers, progress=bar, **opts)
         info(f"built {entry.path} ({entry.n_public} public, {entry.n_hidden} hidden scenarios; seed {entry.seed}; "
@@ -55,9 +81,11 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     total = sum(sp.n_public + sp.n_hidden for sp in specs)
     with progress(f"build {len(names)} tasks", total, quiet) as bar:
         entries = build_all(reg, out, names=names, workers=workers, progress=bar, variant=variant, **opts)
-    manifest = write_manifest(out, entries)
+    manifest = write_manifest(out, entries, dataset_name=dataset_name, dataset_version=dataset_version,
+                              relative_paths=registry_relative)
     oracle_s = sum(e.oracle_seconds for e in entries)
     info(f"built {len(entries)} tasks into {out} (oracle {oracle_s:.2f} s, wall {time.perf_counter() - t0:.2f} s); "
-         f"manifest {manifest}", quiet)
+         f"manifest {manifest}; Harbor registry {Path(manifest).with_name('registry.json')} "
+         f"(harbor run -d {dataset_name}@{dataset_version or __version__} --registry-path ...)", quiet)
     for e in entries:
         click.echo(str(e.path))

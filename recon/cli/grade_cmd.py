@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -27,11 +28,14 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option
 @click.option("--label", help="Name of the workspace in reports (default: its path).")
 @click.option("--history", "history", type=click.Path(dir_okay=False, path_type=Path),
               help="Append one line for this grading to this .jsonl file (a checkpoint series).")
+@click.option("--checkpoints", "checkpoints", type=click.Path(file_okay=False, path_type=Path),
+              help="Also grade the workspace snapshots in this folder (a task's checkpoint sidecar wrote them) "
+                   "with the same nonce; the series goes into grading.json under `checkpoints`.")
 @plugin_option
 @quiet_option
 def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, runtime: str, timeout: float | None,
               nonce: str | None, probes: int | None, ladder: str | None, label: str | None,
-              history: Path | None, plugins: tuple[Path, ...], quiet: bool) -> None:
+              history: Path | None, checkpoints: Path | None, plugins: tuple[Path, ...], quiet: bool) -> None:
     """Grade WORKSPACE on the built task TASK_DIR's ladder."""
     task = load_task(task_dir)
     from ..runtimes.base import get_runtime  # noqa: PLC0415
@@ -42,9 +46,19 @@ def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, 
     for w in rt.warnings():
         info(f"warning: {w}")
     n = len(task.meta["public"]) + len(task.meta["hidden"]) + int(task.meta.get("probes", 3) if probes is None else probes)
+    registry = load_registry(plugins) if plugins else None
     with progress("grading", n, quiet or as_json) as bar:
         g = grade(task, workspace, runtime=rt, nonce=nonce, probes=probes, ladder=ladder, timeout=timeout,
-                  registry=load_registry(plugins) if plugins else None, workspace_label=label, progress=bar)
+                  registry=registry, workspace_label=label, progress=bar)
+    if checkpoints is not None:
+        from ..checkpoints import grade_series  # noqa: PLC0415
+
+        def grade_snapshot(ws: Path) -> dict[str, Any]:
+            return grade(task, ws, runtime=rt, nonce=g["nonce"], probes=probes, ladder=ladder, timeout=timeout,
+                         registry=registry, workspace_label=f"checkpoint {ws.name}")
+
+        g["checkpoints"] = grade_series(checkpoints, g, grade_snapshot)
+        info(f"graded {len(g['checkpoints']) - 1} checkpoint(s) from {checkpoints}", quiet or as_json)
     if out is not None:
         write_outputs(g, out)
     if history is not None:

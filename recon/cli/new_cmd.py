@@ -36,7 +36,7 @@ def new_cmd(name: str, directory: Path | None) -> None:
     # pip reads a bare word as a package name, never as a folder: spell it as a path.
     as_path = str(shown) if shown.is_absolute() or str(shown).startswith(".") else f".{os.sep}{shown}"
     steps = [
-        (f"pip install -e {as_path}", f"registers {name} with recon (see `recon list`)"),
+        (f"pip install -e '{as_path}[test]'", f"registers {name} with recon (see `recon list`), installs pytest"),
         (f"pytest {shown}", "runs the oracle's own tests"),
         (f"recon build {name}", f"packages the task into tasks/{name}/"),
         (f"recon validate tasks/{name}", "proves the task sound"),

@@ -27,10 +27,10 @@ def validate_cmd(task_dir: Path, runtime: str, as_json: bool, plugins: tuple[Pat
         if as_json:
             return
         reward = "-" if row.reward is None else f"{row.reward:.4f}"
-        click.echo(f"{'ok ' if row.passed else 'FAIL'}  {row.name:<20} {row.expectation:<12} {reward:<8} {row.detail}")
+        click.echo(f"{'ok ' if row.passed else 'FAIL'}  {row.name:<24} {row.expectation:<12} {reward:<8} {row.detail}")
 
     if not as_json:
-        click.echo(f"{'':4}  {'check':<20} {'expect':<12} {'reward':<8} detail")
+        click.echo(f"{'':4}  {'check':<24} {'expect':<12} {'reward':<8} detail")
     rows, work = validate(task_dir, runtime=rt, registry=load_registry(plugins) if plugins else None, report=show)
     failed = [r for r in rows if not r.passed]
     if as_json:
@@ -41,4 +41,6 @@ def validate_cmd(task_dir: Path, runtime: str, as_json: bool, plugins: tuple[Pat
         click.echo(f"work W = {work} lines (non-blank, non-comment lines of the reference solution)")
     if failed:
         raise ValidationFailed(f"{task_dir}: {len(failed)} check(s) failed: {', '.join(r.name for r in failed)}")
-    info(f"{task_dir} is valid", quiet or as_json)
+    if not as_json:
+        # the verdict is the command's result: printed even with --quiet (which drops chatter only)
+        click.echo(f"{task_dir} is valid")

@@ -1,17 +1,41 @@
 """Stage two of starting a submission: run as ``python -I -S _launcher.py CONFIG_JSON``.
 
 This file is executed as a fresh, single-threaded process by the runtimes (never
-imported), so it can do what is unsafe in the grader's threads after fork: set rlimits,
-enter a private mount namespace, drop to the sandbox user, and either ``execve`` the
-target (``mode = "exec"``) or stay behind as its child-subreaper and kill every leftover
-descendant when the target exits (``mode = "reap"``). Stdlib only, no site packages.
+imported by the grader), so it can do what is unsafe in the grader's threads after fork:
+set rlimits, enter namespaces, drop to the sandbox user, and stay behind as the run's
+supervisor. Stdlib only, no site packages.
+
+Modes (``cfg["mode"]``):
+
+``exec``
+    set limits, drop privileges, ``execve`` the target. The caller supervises (bwrap,
+    which builds its own namespaces, is started this way).
+``reap``
+    stay behind as the target's child-subreaper: orphans re-parent to us, and every
+    leftover descendant is killed when the target exits (not root: no other uid exists).
+``supervise``
+    (root, no namespaces possible, e.g. an unprivileged container) like ``reap``, but the
+    target runs as the sandbox uid and "leftover" means every process of that uid in our
+    PID namespace, frozen with SIGSTOP before being killed so a fork storm cannot outrun
+    the sweep; world-writable temp directories are then purged of the uid's files.
+``isolate``
+    (root with CAP_SYS_ADMIN) new mount, PID, network, IPC and UTS namespaces. Inside:
+    fresh tmpfs on /tmp, /var/tmp and /dev/shm (the run's own directory bound back),
+    private paths covered by empty tmpfs, a fresh /proc (the grader's processes and
+    command lines are invisible), loopback only. The target runs under a tiny init
+    (PID 1 of the namespace, root) that reaps everything; when the target exits, init
+    exits and the kernel kills whatever is left in the namespace. Nothing outside the
+    namespace is ever signalled, so two graders (on the host and in a container) that
+    happen to use the same uid cannot touch each other's runs.
 
 Config keys: argv, env, cwd, rlimits {name: [soft, hard]}, nproc_relative, uid, gid,
 expose [[top, [path, ...]], ...] (mount a tmpfs on ``top`` and bind ``path``s back so an
-unprivileged user can reach them), no_new_privs, pdeathsig, mode, status_fd.
+unprivileged user can reach them), tmpfs [[dir, size, [keep, ...]], ...] and hide [path,
+...] (isolate), net (isolate: unshare the network), no_new_privs, pdeathsig, mode,
+status_fd.
 
-Setup errors are written to ``status_fd`` (close-on-exec), so the grader can tell "the
-sandbox could not start" from anything the submission prints or returns.
+Setup errors are written to ``status_fd`` (close-on-exec) as ``error: ...``, so the grader
+can tell "the sandbox could not start" from anything the submission prints or returns.
 """
 from __future__ import annotations
 
@@ -20,6 +44,7 @@ import os
 import resource
 import signal
 import sys
+import time
 
 TYPE_CHECKING = False  # no `typing` import: this script starts on every run
 if TYPE_CHECKING:
@@ -29,7 +54,13 @@ PR_SET_PDEATHSIG = 1
 PR_SET_NO_NEW_PRIVS = 38
 PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNS = 0x00020000
-MS_NOSUID, MS_NODEV, MS_BIND, MS_REC, MS_PRIVATE = 2, 4, 4096, 16384, 1 << 18
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 _libc = None
 
@@ -62,22 +93,59 @@ def _mount(src: str | None, target: str, fstype: str | None, flags: int, data: s
     _check(_c().mount(enc(src), enc(target), enc(fstype), flags, enc(data)), f"mount {target}")
 
 
+def _unshare(flags: int, what: str) -> None:
+    _check(_c().unshare(flags), f"unshare({what})")
+
+
+def _bind_back(fds: list[tuple[str, int]]) -> None:
+    """Recreate each path on the fresh mount and bind the original (held by fd) onto it."""
+    for p, fd in fds:
+        if os.path.isdir(f"/proc/self/fd/{fd}"):
+            os.makedirs(p, 0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(p), 0o755, exist_ok=True)
+            open(p, "ab").close()
+        _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC, None)
+        os.close(fd)
+
+
+def _cover(top: str, keep: list[str], size: int, mode: str) -> None:
+    """Mount an empty tmpfs on ``top`` and bind the ``keep`` paths under it back."""
+    fds = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in keep if os.path.lexists(p)]
+    _mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV, f"mode={mode},size={max(int(size), 4096)}")
+    _bind_back(fds)
+
+
 def expose(plan: list[list[Any]]) -> None:
-    """Private mount namespace; for each inaccessible ``top`` a 0755 tmpfs with only the
-    listed paths bound back (the interpreter under /root, for instance)."""
-    _check(_c().unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
-    _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+    """For each inaccessible ``top`` a 0755 tmpfs with only the listed paths bound back
+    (the interpreter under a 0700 /root, for instance). Needs a private mount namespace."""
     for top, paths in plan:
-        fds = [(p, os.open(p, os.O_PATH | os.O_CLOEXEC)) for p in paths]
-        _mount("tmpfs", top, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m")
-        for p, fd in fds:
-            if os.path.isdir(f"/proc/self/fd/{fd}"):
-                os.makedirs(p, 0o755, exist_ok=True)
-            else:
-                os.makedirs(os.path.dirname(p), 0o755, exist_ok=True)
-                open(p, "ab").close()
-            _mount(f"/proc/self/fd/{fd}", p, None, MS_BIND | MS_REC, None)
-            os.close(fd)
+        _cover(top, list(paths), 1 << 20, "0755")
+
+
+def hide(paths: list[str]) -> None:
+    """Cover private directories with an empty read-only tmpfs, private files with /dev/null."""
+    for p in paths:
+        if not os.path.lexists(p) or os.path.islink(p):
+            continue
+        if os.path.isdir(p):
+            _mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0000,size=4096")
+        else:
+            _mount("/dev/null", p, None, MS_BIND, None)
+
+
+def loopback_up() -> None:
+    import fcntl  # noqa: PLC0415
+    import socket  # noqa: PLC0415
+    import struct  # noqa: PLC0415
+
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        req = struct.pack("16sh", b"lo", 0)
+        flags = struct.unpack("16sh", fcntl.ioctl(s, SIOCGIFFLAGS, req))[1]
+        fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sh", b"lo", flags | IFF_UP))
+    finally:
+        s.close()
 
 
 def uid_tasks(uid: int) -> int:
@@ -115,6 +183,64 @@ def drop(cfg: dict[str, Any]) -> None:
     os.setresuid(uid, uid, uid)
 
 
+# --------------------------------------------------------------------------- killing
+
+
+def _pid_ns() -> int:
+    return os.stat("/proc/self/ns/pid").st_ino
+
+
+def uid_pids(uid: int, ns: int | None) -> dict[int, bytes]:
+    """pid -> state of the live processes of real uid ``uid`` (only in PID namespace ``ns``)."""
+    found = {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/status", "rb") as f:
+                s = f.read()
+            if ns is not None and os.stat(f"/proc/{d}/ns/pid").st_ino != ns:
+                continue
+        except OSError:
+            continue
+        i = s.find(b"\nUid:")
+        j = s.find(b"\nState:")
+        if i < 0 or int(s[i + 5:].split(None, 1)[0]) != uid:
+            continue
+        state = s[j + 7:].split(None, 1)[0] if j >= 0 else b"?"
+        if state not in (b"Z", b"X"):
+            found[int(d)] = state
+    return found
+
+
+def sweep_uid(uid: int, deadline: float = 10.0) -> bool:
+    """Kill every process of ``uid`` in our PID namespace; True when none is left.
+
+    Processes are first stopped (a stopped process cannot fork), until a scan finds
+    only stopped ones, then killed: a fork storm bounded by RLIMIT_NPROC cannot outrun it.
+    """
+    ns = _pid_ns()
+    end = time.monotonic() + deadline
+    while time.monotonic() < end:
+        procs = uid_pids(uid, ns)
+        if not procs:
+            return True
+        running = [p for p, st in procs.items() if st != b"T"]
+        for p in running or list(procs):
+            try:
+                os.kill(p, signal.SIGSTOP if running else signal.SIGKILL)
+            except OSError:
+                pass
+        if not running:
+            for p in procs:  # a killed process that is stopped still needs a SIGCONT-free exit path
+                try:
+                    os.kill(p, signal.SIGKILL)
+                except OSError:
+                    pass
+            time.sleep(0.002)
+    return not uid_pids(uid, ns)
+
+
 def children_of(me: int) -> set[int]:
     """Live (non-zombie) descendants of ``me``, from /proc."""
     parent: dict[int, int] = {}
@@ -134,10 +260,19 @@ def children_of(me: int) -> set[int]:
     return found
 
 
+def reap_all(block: bool) -> None:
+    """Collect every child that has exited (all of them when ``block``)."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, 0 if block else os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
 def kill_tree() -> None:
     """SIGKILL every descendant until none is left (orphans re-parent to us: subreaper)."""
-    import time  # noqa: PLC0415
-
     me, end = os.getpid(), time.monotonic() + 10
     while time.monotonic() < end:
         kids = children_of(me)
@@ -160,6 +295,47 @@ def kill_tree() -> None:
         time.sleep(0.005)
 
 
+def purge_tmp(uid: int, dirs: list[str], budget: int = 200_000) -> None:
+    """Remove what ``uid`` left in the shared temp directories (no namespaces to do better)."""
+    import shutil  # noqa: PLC0415
+    import stat  # noqa: PLC0415
+
+    seen = 0
+    for top in dirs:
+        for root, dnames, fnames in os.walk(top, topdown=True, followlinks=False):
+            for n in list(dnames) + fnames:
+                seen += 1
+                if seen > budget:
+                    return
+                p = os.path.join(root, n)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                if st.st_uid != uid:
+                    continue
+                if stat.S_ISDIR(st.st_mode):
+                    dnames.remove(n)
+                    shutil.rmtree(p, ignore_errors=True)
+                    if os.path.lexists(p):  # made unreadable: open it up, retry
+                        for r2, d2, _ in os.walk(p):
+                            for x in d2:
+                                try:
+                                    os.chmod(os.path.join(r2, x), 0o700)
+                                except OSError:
+                                    pass
+                        os.chmod(p, 0o700)
+                        shutil.rmtree(p, ignore_errors=True)
+                else:
+                    try:
+                        os.unlink(p)
+                    except OSError:
+                        pass
+
+
+# --------------------------------------------------------------------------- modes
+
+
 class _Stop(Exception):
     pass
 
@@ -168,36 +344,11 @@ def _on_term(signum: int, frame: object) -> None:
     raise _Stop()
 
 
-def reap(cfg: dict[str, Any], status_fd: int) -> NoReturn:
-    _prctl(PR_SET_CHILD_SUBREAPER, 1)
-    signal.signal(signal.SIGTERM, _on_term)
-    pid = os.fork()
-    if pid == 0:
-        try:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            start(cfg)
-        except BaseException as exc:  # noqa: BLE001
-            report(status_fd, exc)
-        os._exit(127)
-    os.close(status_fd)
-    status = None
-    try:
-        while True:
-            try:
-                p, st = os.waitpid(-1, 0)
-            except ChildProcessError:
-                break
-            if p == pid:
-                status = st
-                break
-    except _Stop:
-        pass
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    kill_tree()
+def _mirror(status: int | None) -> NoReturn:
+    """Exit the way the target did, so the grader sees what a direct child would show."""
     code = os.waitstatus_to_exitcode(status) if status is not None else -signal.SIGKILL
     if code >= 0:
         os._exit(code)
-    # Die of the same signal so the grader sees what a direct child would have shown.
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     try:
         signal.signal(-code, signal.SIG_DFL)
@@ -207,8 +358,138 @@ def reap(cfg: dict[str, Any], status_fd: int) -> NoReturn:
     os._exit(128 - code)
 
 
-def start(cfg: dict[str, Any]) -> NoReturn:
-    if cfg.get("pdeathsig"):
+def _wait_main(pid: int) -> int | None:
+    """Wait for ``pid`` (reaping other children on the way); None when told to stop."""
+    try:
+        while True:
+            try:
+                p, st = os.waitpid(-1, 0)
+            except ChildProcessError:
+                return None
+            if p == pid:
+                return st
+    except _Stop:
+        return None
+
+
+def reap(cfg: dict[str, Any], status_fd: int) -> NoReturn:
+    """Supervisor without privilege drop: kill the whole tree when the target exits."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGTERM, _on_term)
+    pid = _spawn(cfg, status_fd, drop_privileges=False)
+    os.close(status_fd)
+    status = _wait_main(pid)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    kill_tree()
+    _mirror(status)
+
+
+def supervise(cfg: dict[str, Any], status_fd: int) -> NoReturn:
+    """Root supervisor without namespaces: the target is the sandbox uid; afterwards every
+    process of that uid in our PID namespace is stopped and killed, and the shared temp
+    directories are purged of its files."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    signal.signal(signal.SIGTERM, _on_term)
+    pid = _spawn(cfg, status_fd, drop_privileges=True)
+    os.close(status_fd)
+    status = _wait_main(pid)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    sweep_uid(int(cfg["uid"]))
+    kill_tree()
+    reap_all(block=False)
+    purge_tmp(int(cfg["uid"]), [d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(d)])
+    _mirror(status)
+
+
+def isolate(cfg: dict[str, Any], status_fd: int) -> NoReturn:
+    """Namespaces around the run (see the module docstring)."""
+    flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
+    if cfg.get("net", True):
+        flags |= CLONE_NEWNET
+    _unshare(flags, "mount, pid, ipc, uts, net namespaces")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+    expose(cfg.get("expose", []))
+    for top, size, keep in cfg.get("tmpfs", []):
+        if os.path.isdir(top) and not os.path.islink(top):
+            _cover(top, list(keep), size, "1777")
+    hide(cfg.get("hide", []))
+    if flags & CLONE_NEWNET:
+        try:
+            loopback_up()
+        except OSError:
+            pass  # loopback stays down: no network at all is still the contract
+    r, w = os.pipe2(os.O_CLOEXEC)
+    signal.signal(signal.SIGTERM, _on_term)
+    init = os.fork()
+    if init == 0:
+        os.close(r)
+        try:
+            _init(cfg, status_fd, w)
+        except BaseException as exc:  # noqa: BLE001
+            report(status_fd, exc)
+        os._exit(127)
+    os.close(w)
+    os.close(status_fd)
+    try:
+        _, st = os.waitpid(init, 0)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    except _Stop:
+        # timeout: the grader asks us to stop; init's death takes the namespace with it
+        try:
+            os.kill(init, signal.SIGKILL)
+        except OSError:
+            pass
+        os.waitpid(init, 0)
+        os._exit(137)
+    raw = b""
+    while True:
+        chunk = os.read(r, 64)
+        if not chunk:
+            break
+        raw += chunk
+    _mirror(int(raw) if raw.strip() else (st if os.WIFSIGNALED(st) else None))
+
+
+def _init(cfg: dict[str, Any], status_fd: int, result_w: int) -> NoReturn:
+    """PID 1 of the run's namespace: mount its /proc, start the target, reap until it
+    exits, report its wait status, and leave (the kernel kills the rest)."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+    pid = _spawn(cfg, status_fd, drop_privileges=True, deathsig=False)
+    os.close(status_fd)
+    status = None
+    while True:
+        try:
+            p, st = os.waitpid(-1, 0)
+        except ChildProcessError:
+            break
+        if p == pid:
+            status = st
+            break
+    os.write(result_w, str(status if status is not None else 9).encode())
+    os._exit(0)
+
+
+def _spawn(cfg: dict[str, Any], status_fd: int, *, drop_privileges: bool, deathsig: bool = True) -> int:
+    pid = os.fork()
+    if pid == 0:
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            set_limits(cfg)
+            if drop_privileges:
+                drop(cfg)
+            if cfg.get("no_new_privs"):
+                _prctl(PR_SET_NO_NEW_PRIVS, 1)
+            start(cfg, deathsig=deathsig)
+        except BaseException as exc:  # noqa: BLE001
+            report(status_fd, exc)
+        os._exit(127)
+    return pid
+
+
+def start(cfg: dict[str, Any], *, deathsig: bool = True) -> NoReturn:
+    if cfg.get("pdeathsig") and deathsig:
         ppid = os.getppid()
         _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
         if os.getppid() != ppid:
@@ -228,18 +509,24 @@ def main() -> NoReturn:
     cfg = json.loads(sys.argv[1])
     status_fd = cfg["status_fd"]
     os.set_inheritable(status_fd, False)
+    mode = cfg.get("mode", "exec")
     try:
         os.umask(0o022)
+        if mode == "isolate":
+            isolate(cfg, status_fd)
         if cfg.get("expose"):
+            _unshare(CLONE_NEWNS, "mount namespace")
+            _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
             expose(cfg["expose"])
+        if mode == "reap":
+            reap(cfg, status_fd)
+        if mode == "supervise":
+            supervise(cfg, status_fd)
         set_limits(cfg)
         drop(cfg)
         if cfg.get("no_new_privs"):
             _prctl(PR_SET_NO_NEW_PRIVS, 1)
-        if cfg.get("mode") == "reap":
-            reap(cfg, status_fd)
-        else:
-            start(cfg)
+        start(cfg)
     except BaseException as exc:  # noqa: BLE001 - everything goes to the status pipe
         report(status_fd, exc)
     os._exit(127)

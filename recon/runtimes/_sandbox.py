@@ -15,6 +15,7 @@ import grp
 import json
 import os
 import pwd
+import secrets
 import selectors
 import shutil
 import signal
@@ -31,11 +32,13 @@ from typing import Any, Callable
 
 from ..canonjson import dumps_compact
 from ..errors import RuntimeUnavailable
+from . import _launcher
 from .base import Limits, RunResult
+from .snapshot import snapshot_workspace
 
 LAUNCHER = str(Path(__file__).with_name("_launcher.py"))
 UID_BASE = 61000
-MAX_SLOTS = 1024
+MAX_SLOTS = 4000            # uids 61000..64999: inside the 65536 uids a user-namespaced container maps
 IS_ROOT = os.geteuid() == 0
 
 
@@ -43,7 +46,7 @@ IS_ROOT = os.geteuid() == 0
 
 
 def uid_processes(uid: int) -> list[int]:
-    """Live (non-zombie) processes whose real uid is ``uid``, from /proc."""
+    """Processes (live or zombie, any PID namespace visible from here) whose real uid is ``uid``."""
     found = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -54,41 +57,19 @@ def uid_processes(uid: int) -> list[int]:
         except OSError:
             continue
         i = s.find(b"\nUid:")
-        j = s.find(b"\nState:")
-        if i < 0 or int(s[i + 5:].split(None, 1)[0]) != uid:
-            continue
-        if j >= 0 and s[j + 7:].split(None, 1)[0] in (b"Z", b"X"):
-            continue
-        found.append(int(d))
+        if i >= 0 and int(s[i + 5:].split(None, 1)[0]) == uid:
+            found.append(int(d))
     return found
 
 
 def kill_uid(uid: int, *, deadline: float = 10.0) -> bool:
-    """SIGKILL every process of ``uid``; True when none is left.
+    """Stop, then kill, every process of ``uid`` in the grader's own PID namespace.
 
-    Fast path: one /proc scan finds nothing. Otherwise a helper that runs as ``uid``
-    calls ``kill(-1, SIGKILL)``, which the kernel applies to all of them atomically with
-    respect to fork (a fork storm cannot outrun it), then /proc is checked again.
+    Processes of the same uid in other PID namespaces (another grader's container, or a
+    run of ours isolated in its own namespace) are never touched: a uid is only ours
+    inside our namespace. True when none of ours is left.
     """
-    end = time.monotonic() + deadline
-    while True:
-        pids = uid_processes(uid)
-        if not pids:
-            return True
-        if time.monotonic() > end:
-            return False
-        try:
-            subprocess.run(["/bin/sh", "-c", "kill -9 -1"], user=uid, group=uid, extra_groups=[],
-                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           timeout=5, check=False)
-        except (OSError, subprocess.SubprocessError):
-            pass
-        for pid in uid_processes(uid):  # fallback when the helper could not start
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
-        time.sleep(0.01)
+    return _launcher.sweep_uid(uid, deadline)
 
 
 class SlotPool:
@@ -111,11 +92,19 @@ class SlotPool:
         return d
 
     def acquire(self) -> tuple[int, int]:
-        """(uid, lock fd). The uid has no passwd/group entry and no process left."""
+        """(uid, lock fd). The uid has no passwd/group entry and owns no process we can see.
+
+        Slots are locked with ``flock`` in a directory private to this machine's root, but a
+        grader in a container (or on its host) has its own lock directory and shares the
+        kernel's uids: the scan starts at a random slot, and a uid that still owns a
+        process — a leftover of ours (killed first) or anybody else's — is skipped, so a
+        fork storm that outlived its run, or a stranger's run, never shares a uid with us.
+        """
         with self._lock:
             d = self._lockdir()
-            for slot in range(MAX_SLOTS):
-                uid = UID_BASE + slot
+            start = secrets.randbelow(MAX_SLOTS)
+            for k in range(MAX_SLOTS):
+                uid = UID_BASE + (start + k) % MAX_SLOTS
                 if _name_exists(uid):
                     continue
                 fd = os.open(d / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
@@ -124,7 +113,11 @@ class SlotPool:
                 except OSError:
                     os.close(fd)
                     continue
-                kill_uid(uid)  # leftovers of a grader that crashed mid-run
+                if uid_processes(uid):
+                    kill_uid(uid, deadline=2.0)  # leftovers of a grader of ours that crashed mid-run
+                    if uid_processes(uid):  # someone else's, or zombies nobody reaped yet
+                        os.close(fd)
+                        continue
                 return uid, fd
         raise RuntimeUnavailable(f"all {MAX_SLOTS} sandbox uids are in use", hint="run fewer graders at once")
 
@@ -206,11 +199,11 @@ class RunDir:
     tmp: Path
     stdin: Path          # canonical scenario JSON, opened by the grader as stdin
     input_names: dict[str, str] = field(default_factory=dict)  # name -> file name in inputs/
+    rejected: str | None = None  # why the workspace could not be copied (over a cap)
 
 
 def _copy_tree(src: Path, dst: Path) -> None:
-    """Copy a workspace without following symlinks and skipping fifos, sockets, devices
-    (a copy made as root must never read through a link the submission planted)."""
+    """Copy a scenario's input directory (written by the oracle) without following symlinks."""
     dst.mkdir(mode=0o755)
     with os.scandir(src) as it:
         for e in it:
@@ -243,11 +236,12 @@ def prepare_run(workspace: Path, scenario: dict[str, Any], inputs: dict[str, Pat
         rd = RunDir(root=root, app=root / "app", workspace=root / "app" / "workspace", inputs=root / "inputs",
                     home=root / "home", tmp=root / "tmp", stdin=root / "scenario.json")
         rd.app.mkdir()
-        ws = Path(workspace)
-        if ws.is_dir():
-            _copy_tree(ws, rd.workspace)
-        else:
-            rd.workspace.mkdir()
+        # The race-free, capped copier: never follows a link the submission planted, even
+        # when a directory is swapped for a link while the copy runs.
+        snap = snapshot_workspace(Path(workspace), rd.workspace)
+        os.chmod(rd.workspace, 0o755)
+        if snap.exists and not snap.ok:
+            rd.rejected = snap.reason
         if link_app and app_dir is not None and Path(app_dir).is_dir():
             for e in sorted(os.listdir(app_dir)):
                 if e != "workspace":

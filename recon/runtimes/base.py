@@ -49,9 +49,12 @@ class RunResult:
     stdout_overflow: bool = False
     signal: int | None = None
     notes: list[str] = field(default_factory=list)
+    rejected: str | None = None    # the run never started: the workspace broke a cap
 
     def failure(self) -> str | None:
         """One line saying why the run failed, or None when it exited 0."""
+        if self.rejected:
+            return f"not run: {self.rejected}"
         if self.timed_out:
             return f"timed out after {self.seconds:.1f} s (killed)"
         if self.stdout_overflow:

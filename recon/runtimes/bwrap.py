@@ -92,6 +92,12 @@ def _hidden_sources() -> list[str]:
     with _hidden_lock:
         if _hidden_cache is None:
             paths = {os.path.realpath(Path(__file__).resolve().parents[1])}
+            try:  # editable installs map recon.artifacts (the built-in oracles) elsewhere
+                import recon.artifacts as arts  # noqa: PLC0415
+
+                paths.update(os.path.realpath(p) for p in arts.__path__)
+            except ImportError:  # pragma: no cover - always shipped
+                pass
             try:
                 from ..registry import ENTRY_POINT_GROUP  # noqa: PLC0415
 
@@ -149,16 +155,19 @@ class BwrapRuntime(Runtime):
             if os.path.lexists(d):
                 a += ["--ro-bind", d, d] if not os.path.islink(d) else ["--symlink", os.readlink(d), d]
                 bound.append(d)
+        # /proc, /dev and the private /tmp come before the interpreter's binds: bwrap applies
+        # operations in order, and an interpreter or venv under /tmp must be bound on top of
+        # the fresh tmpfs, not hidden by it.
+        a += ["--proc", "/proc", "--dev", "/dev",
+              "--size", str(max(4 * int(limits.fsize), 64 << 20)), "--perms", "1777", "--tmpfs", "/tmp"]
         for p in self._interp:
-            if not any(sb._under(p, b) for b in bound):
+            if not any(sb._under(p, b) for b in bound) or sb._under(p, "/tmp"):
                 a += ["--ro-bind", p, p]
                 bound.append(p)
         for h in _hidden_sources():
             if any(sb._under(h, b) for b in bound):
                 a += ["--tmpfs", h] if os.path.isdir(h) else ["--ro-bind", "/dev/null", h]
-        a += ["--proc", "/proc", "--dev", "/dev",
-              "--size", str(max(4 * int(limits.fsize), 64 << 20)), "--perms", "1777", "--tmpfs", "/tmp",
-              "--dir", "/app"]
+        a += ["--dir", "/app"]
         if app_dir is not None and Path(app_dir).is_dir():
             real_app = os.path.realpath(app_dir)
             for e in sorted(os.listdir(real_app)):
@@ -179,6 +188,9 @@ class BwrapRuntime(Runtime):
         try:
             rd = sb.prepare_run(workspace, scenario, inputs, inputs_visible_at="/inputs", app_dir=app_dir,
                                 link_app=False, owner=(uid, uid) if uid is not None else None)
+            if rd.rejected:
+                sb.remove_tree(rd.root)
+                return RunResult(exit_code=None, stdout=b"", stderr_tail="", seconds=0.0, rejected=rd.rejected)
             js_r, js_w = os.pipe2(os.O_CLOEXEC)
             try:
                 env = env_for_submission("/tmp")
@@ -213,17 +225,32 @@ class BwrapRuntime(Runtime):
                 os.close(js_r)
                 sb.remove_tree(rd.root)
             if setup_error:
-                raise RuntimeUnavailable(f"bwrap runtime could not start: {setup_error}", hint=_USERNS_HINT)
+                raise RuntimeUnavailable(f"bwrap runtime could not start: {setup_error}",
+                                         hint=_setup_hint(setup_error, argv))
             if b"child-pid" not in status and not (res.timed_out or res.stdout_overflow):
                 # bwrap never started the command: its own setup failed, not the submission
                 why = res.last_stderr_line() or res.failure() or "no status"
-                raise RuntimeUnavailable(f"bwrap could not create the sandbox: {why}", hint=_USERNS_HINT)
+                raise RuntimeUnavailable(f"bwrap could not create the sandbox: {why}", hint=_setup_hint(why, argv))
             _map_exit(res, status)
             return res
         finally:
             if uid is not None:
                 sb.kill_uid(uid)
                 sb.SlotPool.release(lock_fd)  # type: ignore[arg-type]
+
+
+def _setup_hint(why: str, argv: list[str]) -> str:
+    """The fix for a sandbox that did not start, from what bwrap (or the launcher) said."""
+    w = why.lower()
+    if "execvp" in w or "no such file" in w:
+        return (f"the program {argv[0]} is not visible inside the sandbox: bwrap binds /usr, /bin, /lib*, /etc "
+                "and the interpreter's prefix; install Python where those cover it")
+    if any(k in w for k in ("uid map", "new namespace", "user namespace", "operation not permitted",
+                            "no permissions to create")):
+        return _USERNS_HINT
+    if "resource temporarily unavailable" in w or "can't fork" in w:
+        return "the sandbox user hit its process limit at start-up; retry (leftover processes are being reaped)"
+    return f"bwrap said: {why[:200]}; run `bwrap --ro-bind / / true` to check bubblewrap here"
 
 
 def _map_exit(res: RunResult, status: bytes) -> None:

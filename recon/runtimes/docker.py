@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import gc
 import hashlib
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 import io
 import os
 import re
@@ -46,7 +48,6 @@ API_TIMEOUT = 600          # seconds for ordinary API calls once connected (arch
 AGENTS = ("oracle", "nop")
 LOG_TAIL_LINES = 6
 LOG_TAIL_CHARS = 500
-ARTIFACT_STAGING = "/.recon-artifacts"
 REWARD_FILES = ("reward.txt", "reward.json", "grading.json")
 LABEL = "org.recon.run"
 
@@ -199,8 +200,10 @@ class TaskDockerConfig:
     verifier: ContainerSettings
     build_timeout: float
     verifier_build_timeout: float
-    artifacts: tuple[str, ...]
+    artifacts: tuple[str, ...]                 # from the agent's own container ("main")
     solution_env: dict[str, str]
+    sidecar_artifacts: tuple[tuple[str, str], ...] = ()   # (service, source) from other services
+    checkpoint_every: float = 0.0              # recon's checkpoint sidecar (0: none)
 
     @classmethod
     def load(cls, task_root: Path) -> TaskDockerConfig:
@@ -215,11 +218,21 @@ class TaskDockerConfig:
         venv = _table(ver, "environment") or env
         name = str(_table(doc, "task").get("name") or task_root.name)
         artifacts = []
+        sidecar: list[tuple[str, str]] = []
         for a in doc.get("artifacts", []):
             src = a if isinstance(a, str) else (a.get("source") if isinstance(a, dict) else None)
             if not isinstance(src, str) or not src.startswith("/") or ".." in PurePosixPath(src).parts:
                 raise TaskError(f"{path}: artifact {a!r} is not an absolute path", hint="list paths like /app/workspace")
-            artifacts.append(src.rstrip("/") or "/")
+            service = a.get("service", "main") if isinstance(a, dict) else "main"
+            if service == "main":
+                artifacts.append(src.rstrip("/") or "/")
+            else:
+                sidecar.append((str(service), src.rstrip("/") or "/"))
+        checkpoint_every = float(_table(doc, "metadata").get("checkpoint_every", 0.0) or 0.0)
+        if sidecar and not checkpoint_every:
+            raise TaskError(f"{path}: artifacts from services {sorted({s for s, _ in sidecar})} need that task's "
+                            "docker-compose.yaml, which recon's docker runtime replays only for its own "
+                            "checkpoint sidecar", hint="run this task with Harbor itself")
         return cls(
             name=name,
             repository=_repository(name),
@@ -230,6 +243,8 @@ class TaskDockerConfig:
             verifier_build_timeout=float(venv.get("build_timeout_sec", 600.0)),
             artifacts=tuple(artifacts),
             solution_env={str(k): str(v) for k, v in _table(doc, "solution").get("env", {}).items()},
+            sidecar_artifacts=tuple(sidecar),
+            checkpoint_every=checkpoint_every,
         )
 
 
@@ -309,27 +324,33 @@ def context_digest(context: Path) -> str:
 
 # --------------------------------------------------------------------------- archives
 
-def _tar_directory(src: Path, arcroot: str) -> bytes:
-    """``src`` as a tar under ``arcroot``, owned by root and readable by everyone."""
+def _tar_like_docker_cp(src: Path, arcroot: str | None) -> bytes:
+    """``src`` as ``docker cp`` sends it: file modes and numeric uid/gid as they are on the
+    host, symlinks as links. With ``arcroot`` the directory itself is the archive's top
+    entry (a new target directory takes the source directory's mode and owner, which is
+    how a 0700 ``solution/`` becomes unreadable to the agent user); without it only the
+    contents are sent (``docker cp SRC/. TARGET``)."""
     buf = io.BytesIO()
     with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
         def add(path: Path, arcname: str) -> None:
             info = tar.gettarinfo(str(path), arcname=arcname)
-            info.uid = info.gid = 0
-            info.uname = info.gname = "root"
-            info.mtime = 0
-            if info.isdir():
-                info.mode = 0o755
-                tar.addfile(info)
-                for child in sorted(path.iterdir(), key=lambda c: c.name):
-                    add(child, f"{arcname}/{child.name}")
-            elif info.isreg():
-                info.mode = 0o755 if path.stat().st_mode & stat.S_IXUSR else 0o644
+            info.uname = info.gname = ""
+            if info.isreg():
                 with open(path, "rb") as f:
                     tar.addfile(info, f)
+            elif info.isdir():
+                tar.addfile(info)
+                for child in sorted(path.iterdir(), key=lambda c: c.name):
+                    add(child, f"{arcname}/{child.name}" if arcname else child.name)
             elif info.issym():
                 tar.addfile(info)
-        add(src, arcroot)
+            # FIFOs, sockets and devices are not shipped
+
+        if arcroot:
+            add(src, arcroot)
+        else:
+            for child in sorted(src.iterdir(), key=lambda c: c.name):
+                add(child, child.name)
     return buf.getvalue()
 
 
@@ -346,35 +367,30 @@ def _collect_stream(chunks: Iterable[bytes]) -> Any:
     return spool
 
 
-def _restage(archive: Any, dst: tarfile.TarFile, arcroot: str, made: set[str], notes: list[str]) -> None:
-    """Add a downloaded artifact to ``dst`` under ``arcroot`` the way Harbor re-uploads it:
-    tar's ``data`` filter (no setuid bits, no special files, no links escaping the
-    artifact), files owned by root."""
-    parts = PurePosixPath(arcroot).parts
-    for i in range(1, len(parts)):
-        parent = "/".join(parts[:i])
-        if parent not in made:
-            made.add(parent)
-            d = tarfile.TarInfo(parent)
-            d.type, d.mode = tarfile.DIRTYPE, 0o755
-            dst.addfile(d)
-    with tempfile.TemporaryDirectory(prefix="recon-artifact-") as dest, \
-            tarfile.open(fileobj=archive, mode="r|*") as src:
+def _stage_artifact(archive: Any, dest: Path, notes: list[str], what: str) -> None:
+    """Extract a downloaded artifact (``docker cp`` archive, top entry = the source's
+    name) into ``dest`` the way Harbor stages it for the verifier: tar's ``data`` filter
+    (no setuid bits, no group/other write, owner rw, directories at the default mode,
+    files owned by this process, absolute or escaping links and special files refused)."""
+    dest.mkdir(parents=True, exist_ok=True)
+    dropped = 0
+    with tarfile.open(fileobj=archive, mode="r|*") as src:
         for member in src:
+            _, _, rest = member.name.partition("/")
+            if not rest:
+                continue  # the source directory itself: its mode is Harbor's to set
+            member = member.replace(name=rest, deep=False)
+            if member.islnk():
+                _, _, lrest = member.linkname.partition("/")
+                member = member.replace(linkname=lrest, deep=False)
             try:
-                clean = tarfile.data_filter(member, dest)
-            except tarfile.FilterError as exc:
-                notes.append(f"artifact entry {member.name!r} dropped ({exc})")
-                continue
-            _, _, rest = clean.name.partition("/")
-            new = clean.replace(name=f"{arcroot}/{rest}" if rest else arcroot,
-                                uid=0, gid=0, uname="root", gname="root", deep=False)
-            if new.mode is None:
-                new.mode = 0o777 if new.issym() else 0o755
-            if new.islnk():
-                _, _, lrest = new.linkname.partition("/")
-                new.linkname = f"{arcroot}/{lrest}" if lrest else arcroot
-            dst.addfile(new, src.extractfile(member) if member.isreg() else None)
+                src.extract(member, dest, filter="data")
+            except (tarfile.FilterError, OSError) as exc:
+                dropped += 1
+                if dropped <= 5:
+                    notes.append(f"artifact {what}: entry {rest!r} dropped ({exc})")
+    if dropped > 5:
+        notes.append(f"artifact {what}: {dropped - 5} more unsafe entries dropped")
 
 
 def _read_tar_files(archive: Any) -> dict[str, bytes]:
@@ -459,6 +475,7 @@ class DockerTaskRunner:
         self._client = client
         self._log = log or (lambda msg: None)
         self._containers: list[Any] = []
+        self._volumes: list[str] = []
         self.run_id = secrets.token_hex(6)
 
     @property
@@ -468,16 +485,18 @@ class DockerTaskRunner:
         return self._client
 
     # -- images
+    _CONTEXTS = {"agent": ("environment", "env"), "verifier": ("tests", "verifier"),
+                 "checkpointer": ("environment/checkpointer", "checkpointer")}
+
     def image_tag(self, kind: str) -> str:
-        ctx = self.root / ("environment" if kind == "agent" else "tests")
-        short = "env" if kind == "agent" else "verifier"
-        return f"{self.config.repository}:{short}-{context_digest(ctx)[:16]}"
+        ctx, short = self._CONTEXTS[kind]
+        return f"{self.config.repository}:{short}-{context_digest(self.root / ctx)[:16]}"
 
     def ensure_image(self, kind: str) -> tuple[str, bool]:
         """The image tag for ``kind`` ("agent" or "verifier"), built only when missing."""
         from docker.errors import APIError, BuildError, ImageNotFound  # noqa: PLC0415
 
-        ctx = self.root / ("environment" if kind == "agent" else "tests")
+        ctx = self.root / self._CONTEXTS[kind][0]
         tag = self.image_tag(kind)
         try:
             self.client.images.get(tag)
@@ -485,7 +504,7 @@ class DockerTaskRunner:
             return tag, False
         except ImageNotFound:
             pass
-        timeout = self.config.build_timeout if kind == "agent" else self.config.verifier_build_timeout
+        timeout = self.config.verifier_build_timeout if kind == "verifier" else self.config.build_timeout
         self._log(f"building the {kind} image {tag} from {ctx} ...")
         try:
             _, logs = self.client.images.build(
@@ -507,44 +526,91 @@ class DockerTaskRunner:
         return tag, True
 
     # -- containers
-    def _create(self, image: str, script: str, settings: ContainerSettings, role: str,
-                extra_env: dict[str, str] | None = None) -> Any:
+    def _create(self, image: str, settings: ContainerSettings, role: str,
+                volumes: dict[str, dict[str, str]] | None = None) -> Any:
+        """A container that idles like Harbor's compose service (``sh -c "sleep infinity"``,
+        the image's own user); every step then runs in it with ``exec``."""
         kw = settings.create_kwargs()
-        if extra_env:
-            kw["environment"] = {**kw.get("environment", {}), **extra_env}
+        kw.pop("user", None)  # the image's USER, as compose starts it; each exec names its user
+        kw.pop("environment", None)
+        if volumes:
+            kw["volumes"] = volumes
         container = self.client.containers.create(
-            image, command=["-c", script], entrypoint=["/bin/sh"], detach=True,
+            image, command=["sh", "-c", "sleep infinity"], detach=True,
             name=f"recon-{role}-{self.run_id}", labels={LABEL: self.run_id, "org.recon.role": role}, **kw)
         self._containers.append(container)
+        container.start()
         return container
 
-    def _wait(self, container: Any, timeout: float | None, what: str) -> int:
-        try:
-            status = container.wait(timeout=timeout) if timeout else container.wait()
-        except Exception as exc:  # noqa: BLE001 - the SDK raises requests' timeouts or connection errors
-            timed_out = type(exc).__name__ in ("ReadTimeout", "ReadTimeoutError") or (
-                type(exc).__name__ == "ConnectionError" and "timed out" in str(exc).lower())
-            if timed_out and timeout:
+    def _start_checkpointer(self, tag: str, volume: str) -> Any:
+        """The task's ``checkpoints`` service as its compose file declares it: root, no
+        network, the workspace volume read-only, the image's own command."""
+        from ..checkpoints import SERVICE  # noqa: PLC0415
+
+        container = self.client.containers.create(
+            tag, detach=True, user="root", network_mode="none",
+            environment={"RECON_CHECKPOINT_EVERY": f"{self.config.checkpoint_every:g}"},
+            volumes={volume: {"bind": "/workspace", "mode": "ro"}},
+            name=f"recon-{SERVICE}-{self.run_id}", labels={LABEL: self.run_id, "org.recon.role": SERVICE})
+        self._containers.append(container)
+        container.start()
+        return container
+
+    def _exec(self, container: Any, command: str, *, user: str | None, env: dict[str, str] | None = None,
+              timeout: float | None = None, what: str = "command") -> tuple[int, str]:
+        """``docker compose exec [-u user] [-e K=V] main bash -c COMMAND``; (exit code, output).
+
+        On timeout the container is killed (Harbor's client gives up the same way) and a
+        :class:`TaskError` names the phase.
+        """
+        kwargs: dict[str, Any] = {"environment": dict(env or {})}
+        if user is not None:
+            kwargs["user"] = str(user)
+
+        def call() -> Any:
+            return container.exec_run(["bash", "-c", command], **kwargs)
+
+        if not timeout:
+            res = call()
+        else:
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recon-exec")
+            fut = pool.submit(call)
+            try:
+                res = fut.result(timeout=timeout)
+            except FutureTimeout:
                 try:
                     container.kill()
-                except Exception:  # noqa: BLE001
+                except Exception:  # noqa: BLE001 - the container may be gone already
                     pass
+                pool.shutdown(wait=False)
                 raise TaskError(f"the {what} did not finish within {timeout:.0f} s (killed)",
                                 hint="raise the timeout_sec in task.toml, or look at the phase's log") from None
-            raise
-        code = status.get("StatusCode", 1) if isinstance(status, dict) else int(status)
-        return int(code if code is not None else 1)
+            pool.shutdown(wait=False)
+        code, output = (res.exit_code, res.output) if hasattr(res, "exit_code") else res
+        text = output.decode("utf-8", "replace") if isinstance(output, bytes) else str(output or "")
+        return int(code if code is not None else 1), text
 
-    @staticmethod
-    def _logs(container: Any) -> str:
+    def _root(self, container: Any, command: str) -> None:
+        """Harbor's housekeeping: as root, and a failure is the engine's, not the task's."""
+        code, out = self._exec(container, command, user="root", what="housekeeping")
+        if code != 0:
+            raise TaskError(f"`{command}` failed in the container ({code}): {_log_tail(out.splitlines(), 3)}",
+                            hint="check the image: it needs bash, coreutils and find")
+
+    def _read_file(self, container: Any, path: str) -> str:
+        from docker.errors import NotFound  # noqa: PLC0415
+
         try:
-            raw = container.logs(stdout=True, stderr=True)
-        except Exception:  # noqa: BLE001 - logs are a courtesy
+            stream, _ = container.get_archive(path)
+        except NotFound:
             return ""
-        return raw.decode("utf-8", "replace") if isinstance(raw, bytes) else str(raw)
+        with _collect_stream(stream) as archive:
+            files = _read_tar_files(archive)
+        return next(iter(files.values()), b"").decode("utf-8", "replace")
 
     def cleanup(self) -> list[str]:
-        """Remove every container this runner created (and their anonymous volumes)."""
+        """Remove every container this runner created (with their anonymous volumes), then
+        the named volumes it created."""
         problems = []
         while self._containers:
             c = self._containers.pop()
@@ -553,6 +619,13 @@ class DockerTaskRunner:
             except Exception as exc:  # noqa: BLE001 - keep removing the others
                 if type(exc).__name__ != "NotFound":
                     problems.append(f"could not remove container {getattr(c, 'name', c)}: {exc}")
+        while self._volumes:
+            name = self._volumes.pop()
+            try:
+                self.client.volumes.get(name).remove(force=True)
+            except Exception as exc:  # noqa: BLE001
+                if type(exc).__name__ != "NotFound":
+                    problems.append(f"could not remove volume {name}: {exc}")
         return problems
 
     # -- the run
@@ -578,8 +651,12 @@ class DockerTaskRunner:
             agent_tag, b1 = self.ensure_image("agent")
             verifier_tag, b2 = self.ensure_image("verifier")
             built = [t for t, b in ((agent_tag, b1), (verifier_tag, b2)) if b]
-            staged, agent_log = self._agent_phase(agent, agent_tag, notes)
-            files, verifier_log = self._verifier_phase(verifier_tag, staged, args)
+            if self.config.checkpoint_every:
+                ckpt_tag, b3 = self.ensure_image("checkpointer")
+                built += [ckpt_tag] if b3 else []
+            with tempfile.TemporaryDirectory(prefix="recon-artifacts-") as staging:
+                staged, agent_log = self._agent_phase(agent, agent_tag, Path(staging), notes)
+                files, verifier_log = self._verifier_phase(verifier_tag, staged, args)
         except DockerException as exc:
             text = " ".join(str(getattr(exc, "explanation", None) or exc).split())[:300]
             raise DockerEngineError(f"the Docker engine failed during `recon run`: {text}",
@@ -593,59 +670,93 @@ class DockerTaskRunner:
         return DockerRunResult(reward, reward_json, grading, files, agent_log, verifier_log,
                                {"agent": agent_tag, "verifier": verifier_tag}, built, notes)
 
-    def _agent_phase(self, agent: str, tag: str, notes: list[str]) -> tuple[bytes, str]:
+    def _agent_phase(self, agent: str, tag: str, staging: Path, notes: list[str]) -> tuple[dict[str, Path], str]:
+        """Harbor's agent environment: start, make /logs, run the agent as the task's agent
+        user, then download each declared artifact and stop."""
         settings = self.config.agent
-        if agent == "oracle":
-            script = "exec bash /solution/solve.sh"
-            container = self._create(tag, script, settings, "agent", self.config.solution_env)
-            container.put_archive("/", _tar_directory(self.root / "solution", "solution"))
+        sidecar = None
+        volumes = None
+        if self.config.checkpoint_every:
+            # compose: /app/workspace is a named volume (seeded from the image) shared
+            # read-only with the checkpoint sidecar, which starts with the environment.
+            volume = f"recon-workspace-{self.run_id}"
+            self._volumes.append(volume)
+            volumes = {volume: {"bind": "/app/workspace", "mode": "rw"}}
+            container = self._create(tag, settings, "agent", volumes=volumes)
+            sidecar = self._start_checkpointer(self.image_tag("checkpointer"), volume)
         else:
-            container = self._create(tag, "exit 0", settings, "agent")
+            container = self._create(tag, settings, "agent")
+        self._root(container, "mkdir -p /logs/verifier /logs/agent /logs/artifacts && "
+                              "chmod 777 /logs/verifier /logs/agent /logs/artifacts")
+        log = ""
         self._log(f"agent phase ({agent}) as user {settings.user or '(image default)'}, network {settings.network_mode}")
-        container.start()
-        code = self._wait(container, settings.timeout, f"{agent} agent phase")
-        log = self._logs(container)
-        if code != 0:
-            raise TaskError(f"solution/solve.sh exited with {code} in the agent container: "
-                            f"{_log_tail(log.splitlines(), 3) or 'no output'}",
-                            hint="run the task's solve.sh by hand in the agent image to see why")
-        # Harbor downloads each declared artifact and uploads it at the same path in the verifier.
+        if agent == "oracle":
+            # OracleAgent: upload solution/ with `docker cp` semantics (modes and owners
+            # kept), chmod +x solve.sh as root, run it as the agent user, output to a log.
+            container.put_archive("/", _tar_like_docker_cp(self.root / "solution", "solution"))
+            self._root(container, "chmod +x /solution/solve.sh")
+            code, _ = self._exec(container, "(/solution/solve.sh) > /logs/agent/oracle.txt 2>&1",
+                                 user=settings.user, env={"DEBIAN_FRONTEND": "noninteractive",
+                                                          **self.config.solution_env},
+                                 timeout=settings.timeout, what="oracle agent phase")
+            log = self._read_file(container, "/logs/agent/oracle.txt")
+            if code != 0:
+                # Harbor records the exit code and goes on to grade what the agent left.
+                notes.append(f"solution/solve.sh exited with {code} in the agent container: "
+                             f"{_log_tail(log.splitlines(), 3) or 'no output'}")
+        # Artifacts: the convention entry /logs/artifacts, then the task's declared ones.
         from docker.errors import NotFound  # noqa: PLC0415
 
-        staged = io.BytesIO()
-        made: set[str] = set()
-        with tarfile.open(fileobj=staged, mode="w", format=tarfile.PAX_FORMAT) as out:
-            for i, src in enumerate(self.config.artifacts):
-                try:
-                    stream, _ = container.get_archive(src)
-                except NotFound:
+        staged: dict[str, Path] = {}
+        for i, src in enumerate(["/logs/artifacts", *[a for a in self.config.artifacts if a != "/logs/artifacts"]]):
+            try:
+                stream, _ = container.get_archive(src)
+            except NotFound:
+                if src != "/logs/artifacts":
                     notes.append(f"artifact {src} does not exist in the agent container; the verifier gets none")
-                    continue
-                with _collect_stream(stream) as archive:
-                    _restage(archive, out, _staged_path(i, src).lstrip("/"), made, notes)
-        return staged.getvalue(), log
+                continue
+            dest = staging / str(i)
+            with _collect_stream(stream) as archive:
+                _stage_artifact(archive, dest, notes, src)
+            staged[src] = dest
+        try:
+            container.stop(timeout=1)
+        except Exception:  # noqa: BLE001 - removed in cleanup anyway
+            pass
+        # Sidecar artifacts are collected after the agent's container is stopped, as Harbor
+        # does in separate-verifier mode, so no agent process can touch them meanwhile.
+        for j, (service, src) in enumerate(self.config.sidecar_artifacts):
+            if sidecar is None:
+                notes.append(f"artifact {src} of service {service}: no such service here")
+                continue
+            try:
+                stream, _ = sidecar.get_archive(src)
+            except NotFound:
+                continue
+            dest = staging / f"sidecar-{j}"
+            with _collect_stream(stream) as archive:
+                _stage_artifact(archive, dest, notes, f"{service}:{src}")
+            staged[src] = dest
+        return staged, log
 
-    def _verifier_script(self) -> str:
-        steps = ["set -e", "mkdir -p /logs/verifier"]
-        for i, src in enumerate(self.config.artifacts):
-            staged = _staged_path(i, src)
-            parent = str(PurePosixPath(src).parent)
-            steps.append(f"if [ -e {shlex.quote(staged)} ]; then rm -rf -- {shlex.quote(src)}; "
-                         f"mkdir -p {shlex.quote(parent)}; mv {shlex.quote(staged)} {shlex.quote(src)}; fi")
-        steps.append(f"rm -rf {ARTIFACT_STAGING}")
-        steps.append("chmod +x /tests/test.sh")
-        steps.append("exec /tests/test.sh")
-        return "\n".join(steps)
-
-    def _verifier_phase(self, tag: str, staged: bytes, grade_args: list[str]) -> tuple[dict[str, bytes], str]:
+    def _verifier_phase(self, tag: str, staged: dict[str, Path], grade_args: list[str]) -> tuple[dict[str, bytes], str]:
+        """Harbor's separate verifier: a fresh container of the tests/ image, the artifacts
+        uploaded into emptied 0777 directories, test.sh run as the verifier user."""
         settings = self.config.verifier
-        env = {"RECON_GRADE_ARGS": " ".join(grade_args)} if grade_args else None
-        container = self._create(tag, self._verifier_script(), settings, "verifier", env)
-        container.put_archive("/", staged)
+        container = self._create(tag, settings, "verifier")
+        self._root(container, _empty_dir_command("/logs/verifier"))
+        for target, copy in staged.items():
+            self._root(container, _empty_dir_command(target))
+            if any(copy.iterdir()):
+                container.put_archive(target, _tar_like_docker_cp(copy, None))
+        self._root(container, "rm -f -- /logs/verifier/reward.txt /logs/verifier/reward.json")
+        self._root(container, "chmod +x /tests/test.sh")
+        env = dict(settings.env)
+        if grade_args:
+            env["RECON_GRADE_ARGS"] = " ".join(grade_args)
         self._log(f"verifier phase as user {settings.user or '(image default)'}, network {settings.network_mode}")
-        container.start()
-        code = self._wait(container, settings.timeout, "verifier phase")
-        log = self._logs(container)
+        self._exec(container, "(/tests/test.sh) > /logs/verifier/test-stdout.txt 2>&1", user=settings.user,
+                   env=env, timeout=settings.timeout, what="verifier phase")
         from docker.errors import NotFound  # noqa: PLC0415
 
         try:
@@ -654,15 +765,20 @@ class DockerTaskRunner:
                 files = _read_tar_files(archive)
         except NotFound:
             files = {}
-        files.setdefault("test-stdout.txt", log.encode("utf-8"))
-        if code != 0 and not any(f in files for f in ("reward.txt", "reward.json")):
-            raise TaskError(f"the verifier exited with {code} and wrote no reward: {_log_tail(log.splitlines(), 3) or 'no output'}",
-                            hint="tests/test.sh must always write /logs/verifier/reward.txt; rebuild the task")
+        log = files.get("test-stdout.txt", b"").decode("utf-8", "replace")
         return files, log
 
 
+def _empty_dir_command(target: str) -> str:
+    """Harbor's ``empty_dirs(chmod=True)``: a fresh, emptied, world-writable directory."""
+    t = shlex.quote(target)
+    return (f"if [ -L {t} ] || {{ [ -e {t} ] && [ ! -d {t} ]; }}; then rm -rf {t}; fi && mkdir -p {t} && "
+            f"find {t} -mindepth 1 -maxdepth 1 -exec rm -rf -- {{}} + && chmod 777 {t}")
+
+
 def _read_reward(files: dict[str, bytes], log: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None, float]:
-    """Harbor's order: reward.json first, else reward.txt; grading.json when present."""
+    """Harbor's rules: reward.json first (a flat object of finite numbers), else
+    reward.txt (one finite float); grading.json when present."""
     import json  # noqa: PLC0415
     import math  # noqa: PLC0415
 
@@ -671,9 +787,14 @@ def _read_reward(files: dict[str, bytes], log: str) -> tuple[dict[str, Any] | No
     try:
         if "reward.json" in files:
             reward_json = json.loads(files["reward.json"])
-            if isinstance(reward_json, dict) and isinstance(reward_json.get("reward"), (int, float)):
+            if not isinstance(reward_json, dict):
+                raise ValueError("reward.json is not an object")
+            for key, value in reward_json.items():
+                if not isinstance(value, (int, float)) or not math.isfinite(value):
+                    raise ValueError(f"reward.json value {key}={value!r} is not a finite number (Harbor rejects it)")
+            if isinstance(reward_json.get("reward"), (int, float)):
                 reward = float(reward_json["reward"])
-        if reward is None and "reward.txt" in files:
+        elif "reward.txt" in files:
             reward = float(files["reward.txt"].decode("utf-8").strip())
         if "grading.json" in files:
             grading = json.loads(files["grading.json"])
@@ -684,7 +805,3 @@ def _read_reward(files: dict[str, bytes], log: str) -> tuple[dict[str, Any] | No
         raise TaskError(f"the verifier wrote no reward.json or reward.txt: {_log_tail(log.splitlines(), 3) or 'no output'}",
                         hint="tests/test.sh must always write /logs/verifier/reward.txt; rebuild the task")
     return reward_json, grading, reward
-
-
-def _staged_path(index: int, src: str) -> str:
-    return f"{ARTIFACT_STAGING}/{index}/{PurePosixPath(src).name or 'root'}"

@@ -18,9 +18,13 @@ _spec.loader.exec_module(reference)
 @oracle(
     name="cheap_poly", version="1.0.0", title="Cheap polynomial", domain="testing", toolkit=[],
     reference="cheap_reference.py",
-    axes={"a": Float(-2.0, 2.0), "b": Float(0.5, 5.0, log=True), "n": Int(1, 8), "mode": Choice(["sum", "max"]),
-          "seed": Seed()},
-    outputs={"value": Number(rel=1e-6, abs=1e-9), "count": Integer(tol=0), "sign": Text(), "angle": Number(abs=1e-6)},
+    description="Combines n simple terms built from a and b, counts, and reports a sign and an angle.",
+    axes={"a": Float(-2.0, 2.0, doc="first coefficient"), "b": Float(0.5, 5.0, log=True, doc="second coefficient"),
+          "n": Int(1, 8, doc="number of terms"), "mode": Choice(["sum", "max"], doc="how the terms combine"),
+          "seed": Seed(doc="an offset for the count")},
+    outputs={"value": Number(rel=1e-6, abs=1e-9, doc="the combined terms"),
+             "count": Integer(tol=0, doc="a count"), "sign": Text(doc="the sign of the value"),
+             "angle": Number(abs=1e-6, doc="an angle, degrees")},
 )
 def cheap_poly(params, evidence):
     """Adds or takes the largest of n terms a*k + b/k; counts n plus the seed modulo 7;

@@ -1,0 +1,332 @@
+"""Attacks on the sandboxes themselves: each test reproduces an attack that once worked.
+
+- a run swapping a directory of the workspace for a symlink while root copies the
+  workspace for a sibling run (the copy followed the link into hidden data);
+- files left in /tmp, /var/tmp and /dev/shm carrying state from one run to the next;
+- a sparse multi-gigabyte file making every run's copy allocate and read it;
+- a fork bomb whose survivors made the next run on the same sandbox uid fail to start;
+- bwrap with the interpreter under /tmp (hidden by the sandbox's own /tmp);
+- a grader killing the runs of another grader (a container's verifier) that happens to
+  use the same sandbox uid in another PID namespace — the cause of the verifier's
+  "killed by signal 9".
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from recon.runtimes import Limits, Runtime
+from recon.runtimes import _sandbox as sb
+from recon.runtimes.bwrap import BwrapRuntime, bwrap_available
+from recon.runtimes.local import LocalRuntime
+
+IS_ROOT = os.geteuid() == 0
+FAST = Limits(wall=20, cpu=20, memory=1 << 30, nproc=32, stdout=1 << 20)
+KINDS = ["local", "local-nons", "bwrap"]
+
+
+def _make(kind: str) -> Runtime:
+    if kind == "bwrap":
+        if not bwrap_available():
+            pytest.skip("bwrap cannot create a sandbox here")
+        return BwrapRuntime()
+    if not IS_ROOT:
+        pytest.skip("uid-per-run sandboxes need root")
+    return LocalRuntime(namespaces=None if kind == "local" else False)
+
+
+@pytest.fixture(scope="module", params=KINDS)
+def rt(request: pytest.FixtureRequest) -> Iterator[Runtime]:
+    runtime = _make(request.param)
+    yield runtime
+    runtime.close()
+
+
+@pytest.fixture
+def shared_dir() -> Iterator[Path]:
+    """A world-traversable directory outside pytest's 0700 tmp root."""
+    d = Path(tempfile.mkdtemp(prefix="recon-attack-"))
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+def _ws(parent: Path, code: str, name: str = "ws") -> Path:
+    ws = parent / name
+    ws.mkdir()
+    (ws / "reconstruct.py").write_text(textwrap.dedent(code))
+    return ws
+
+
+def _owned_by_slots(top: str) -> list[str]:
+    found = []
+    for root, dirs, files in os.walk(top):
+        for n in dirs + files:
+            p = os.path.join(root, n)
+            try:
+                uid = os.lstat(p).st_uid
+            except OSError:
+                continue
+            if sb.UID_BASE <= uid < sb.UID_BASE + sb.MAX_SLOTS:
+                found.append(p)
+    return found
+
+
+def test_symlink_swap_during_the_copy_never_reaches_hidden_data(rt: Runtime, shared_dir: Path) -> None:
+    """Run A keeps swapping ``data/`` for a link to a hidden directory while sibling runs
+    are copied from the same (world-writable) workspace; no copy may contain the secret."""
+    hidden = shared_dir / "tests" / "hidden"
+    hidden.mkdir(parents=True)
+    (hidden / "oracle_output.json").write_text('{"secret": "HIDDEN-TRUTH-7"}')
+    os.chmod(shared_dir / "tests", 0o700)
+    ws = _ws(shared_dir, """
+        import json, os, sys, time
+        doc = json.load(sys.stdin)
+        found = []
+        for root, dirs, files in os.walk("."):
+            for f in files:
+                try:
+                    if b"HIDDEN-" + b"TRUTH" in open(os.path.join(root, f), "rb").read():
+                        found.append(os.path.join(root, f))
+                except OSError:
+                    pass
+        if doc["id"] == "swapper":
+            ws = doc["parameters"]["original"]
+            found.append(os.path.isdir(ws))  # namespaced runtimes cannot even see it
+            swaps = 0
+            end = time.time() + 3
+            while time.time() < end:
+                try:
+                    os.rename(os.path.join(ws, "data"), os.path.join(ws, "data.real"))
+                    os.symlink(doc["parameters"]["hidden"], os.path.join(ws, "data"))
+                    time.sleep(0.0005)
+                    os.unlink(os.path.join(ws, "data"))
+                    os.rename(os.path.join(ws, "data.real"), os.path.join(ws, "data"))
+                    swaps += 1
+                except OSError:
+                    pass
+                time.sleep(0.0005)
+            found.append(swaps)
+        print(json.dumps(found))
+    """)
+    (ws / "data").mkdir()
+    (ws / "data" / "x.txt").write_text("public")
+    # many files widen the window between reading the workspace's entries and entering data/
+    for i in range(300):
+        (ws / f"pad{i:03d}.bin").write_bytes(os.urandom(1) * 20000)
+    for p in [ws, *ws.rglob("*")]:
+        os.chmod(p, 0o777 if p.is_dir() else 0o666)  # as `docker cp` may leave it
+    stop = time.monotonic() + 3
+    swaps: list[Any] = []
+    swapper = threading.Thread(target=lambda: swaps.append(rt.run(ws, {"id": "swapper", "parameters": {
+        "original": str(ws), "hidden": str(hidden)}}, {}, FAST)))
+    swapper.start()
+    leaks = []
+    while time.monotonic() < stop:
+        res = rt.run(ws, {"id": "sibling", "parameters": {}}, {}, FAST)
+        if res.exit_code == 0 and json.loads(res.stdout) != []:
+            leaks.append(res.stdout)
+    swapper.join()
+    assert swaps[0].exit_code == 0, swaps[0].failure()
+    reachable, count = json.loads(swaps[0].stdout)[-2:]
+    assert count > 100 or not reachable  # the attack really ran, where it can
+    if isinstance(rt, LocalRuntime) and rt.mode == "supervise":
+        assert reachable
+    assert leaks == []
+
+
+def test_temp_files_do_not_outlive_their_run(rt: Runtime, shared_dir: Path) -> None:
+    token = f"recon-left-{os.getpid()}"
+    ws = _ws(shared_dir, f"""
+        import json, os, sys
+        doc = json.load(sys.stdin)
+        seen = {{}}
+        for d in ("/tmp", "/var/tmp", "/dev/shm"):
+            p = os.path.join(d, "{token}")
+            seen[d] = os.path.exists(p)
+            if doc["id"] == "writer":
+                try:
+                    os.makedirs(p + ".dir", exist_ok=True)
+                    open(os.path.join(p + ".dir", "f"), "w").write("x")
+                    open(p, "w").write("state from an earlier run")
+                except OSError as exc:
+                    seen[d] = str(exc)
+        print(json.dumps(seen))
+    """)
+    first = rt.run(ws, {"id": "writer"}, {}, FAST)
+    assert first.exit_code == 0, first.stderr_tail
+    second = rt.run(ws, {"id": "reader"}, {}, FAST)
+    assert json.loads(second.stdout) == {"/tmp": False, "/var/tmp": False, "/dev/shm": False}
+    for d in ("/tmp", "/var/tmp", "/dev/shm"):
+        assert not os.path.exists(os.path.join(d, token))
+        assert [p for p in _owned_by_slots(d) if token in p] == []
+
+
+def test_sparse_giant_file_is_refused_without_reading_it(rt: Runtime, shared_dir: Path) -> None:
+    ws = _ws(shared_dir, "print('{}')\n")
+    with open(ws / "blob.bin", "wb") as f:
+        f.truncate(3 << 30)  # 3 GiB, allocates nothing
+    t0 = time.monotonic()
+    res = rt.run(ws, {"id": "x"}, {}, FAST)
+    assert time.monotonic() - t0 < 5
+    assert res.rejected and "MiB" in res.rejected and "blob.bin" in res.rejected
+    assert res.failure() is not None and res.failure().startswith("not run:")
+
+
+def test_fork_bomb_never_breaks_the_next_run_on_the_same_uid(rt: Runtime, shared_dir: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    # every acquire starts at the same slot, so the next run wants the bomb's uid
+    monkeypatch.setattr(sb.secrets, "randbelow", lambda n: 7)
+    bomb = _ws(shared_dir, """
+        import os
+        while True:
+            try:
+                os.fork()
+            except OSError:
+                pass
+    """, name="bomb")
+    ok = _ws(shared_dir, "import os\nprint(os.getuid())\n", name="ok")
+    limits = Limits(wall=2, cpu=20, memory=1 << 30, nproc=24, stdout=1 << 20)
+    for _ in range(2):
+        res = rt.run(bomb, {"id": "bomb"}, {}, limits)
+        assert res.timed_out or res.signal is not None or res.exit_code is not None
+        after = [rt.run(ok, {"id": "ok"}, {}, FAST) for _ in range(3)]
+        assert [r.exit_code for r in after] == [0, 0, 0], [r.failure() for r in after]
+    # the bomb's uid empties (a namespace being torn down may take a moment), and
+    # until it has, the slot is skipped rather than shared
+    deadline = time.monotonic() + 5
+    while sb.uid_processes(sb.UID_BASE + 7) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert sb.uid_processes(sb.UID_BASE + 7) == []
+
+
+@pytest.mark.skipif(not bwrap_available() or not IS_ROOT, reason="needs bwrap and root")
+def test_bwrap_runs_an_interpreter_that_lives_under_tmp() -> None:
+    venv = Path(tempfile.mkdtemp(prefix="recon-venv-", dir="/tmp"))
+    try:
+        os.chmod(venv, 0o755)
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv / "v")],
+                       check=True)
+        code = textwrap.dedent("""
+            import json, tempfile
+            from pathlib import Path
+            from recon.runtimes import Limits
+            from recon.runtimes.bwrap import BwrapRuntime
+            with tempfile.TemporaryDirectory() as d:
+                ws = Path(d) / "ws"; ws.mkdir()
+                (ws / "reconstruct.py").write_text("import sys; print(sys.prefix)")
+                r = BwrapRuntime().run(ws, {"id": "x"}, {}, Limits(wall=20))
+                print(json.dumps([r.exit_code, r.stdout.decode().strip(), r.failure()]))
+        """)
+        out = subprocess.run([str(venv / "v" / "bin" / "python"), "-c", code], capture_output=True, text=True,
+                             timeout=120, cwd="/")
+        assert out.returncode == 0, out.stderr[-2000:]
+        code_, prefix, failure = json.loads(out.stdout.strip().splitlines()[-1])
+        assert code_ == 0, failure
+        assert prefix == str(venv / "v")
+    finally:
+        shutil.rmtree(venv, ignore_errors=True)
+
+
+@pytest.mark.skipif(not IS_ROOT or shutil.which("unshare") is None, reason="needs root and util-linux unshare")
+def test_a_foreign_process_with_our_uid_in_another_pid_namespace_is_never_killed() -> None:
+    """A verifier container and its host grader share the kernel's uids but not their PID
+    namespaces or slot locks. The host's sweep used to kill the container's runs (SIGKILL
+    after 0.05-1.5 s); now a uid is only ours inside our own namespace, and a slot whose
+    uid someone else uses is skipped."""
+    uid = sb.UID_BASE + 11
+    foreign = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", "--", "setpriv",
+                                f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "sleep", "30"])
+    try:
+        deadline = time.monotonic() + 5
+        while not sb.uid_processes(uid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sb.uid_processes(uid), "the foreign process did not start"
+        assert sb.kill_uid(uid) is True          # nothing of ours to kill ...
+        time.sleep(0.2)
+        assert sb.uid_processes(uid)             # ... and the stranger lives on
+        pool = sb.SlotPool()
+        got = []
+        import recon.runtimes._sandbox as mod
+        orig = mod.secrets.randbelow
+        try:
+            mod.secrets.randbelow = lambda n: 11   # type: ignore[assignment]
+            got_uid, fd = pool.acquire()
+            got.append(got_uid)
+            pool.release(fd)
+        finally:
+            mod.secrets.randbelow = orig          # type: ignore[assignment]
+        assert got and got[0] != uid             # its slot was skipped
+    finally:
+        foreign.kill()
+        foreign.wait()
+
+
+def test_fifos_sockets_and_devices_in_the_workspace_neither_block_nor_travel(rt: Runtime, shared_dir: Path) -> None:
+    import socket
+    import stat as st
+
+    ws = _ws(shared_dir, """
+        import json, os
+        print(json.dumps(sorted(os.listdir("."))))
+    """)
+    os.mkfifo(ws / "pipe")          # opening it for reading would block a naive copier forever
+    sock = socket.socket(socket.AF_UNIX)
+    sock.bind(str(ws / "sock"))
+    if IS_ROOT:
+        os.mknod(ws / "null", 0o666 | st.S_IFCHR, os.makedev(1, 3))
+    try:
+        t0 = time.monotonic()
+        res = rt.run(ws, {"id": "x"}, {}, FAST)
+        assert time.monotonic() - t0 < 10
+        assert res.exit_code == 0, res.failure()
+        assert json.loads(res.stdout) == ["reconstruct.py"]
+    finally:
+        sock.close()
+
+
+def test_a_run_can_neither_signal_nor_trace_the_grader(rt: Runtime, shared_dir: Path) -> None:
+    """Every process the run can see gets SIGKILL and a ptrace attach; the grader (this
+    process) and the run's own supervisor survive, and the run is graded normally."""
+    ws = _ws(shared_dir, f"""
+        import ctypes, json, os, signal
+        libc = ctypes.CDLL(None, use_errno=True)
+        me = os.getpid()
+        killed, traced = [], []
+        for d in os.listdir("/proc"):
+            if d.isdigit() and int(d) != me:
+                try:
+                    os.kill(int(d), signal.SIGKILL)
+                    killed.append(int(d))
+                except OSError:
+                    pass
+                if libc.ptrace(16, int(d), None, None) == 0:   # PTRACE_ATTACH
+                    traced.append(int(d))
+        print(json.dumps({{"killed": killed, "traced": traced, "grader_visible": {os.getpid()} in
+                          [int(d) for d in os.listdir("/proc") if d.isdigit()]}}))
+    """)
+    limits = Limits(wall=5, cpu=20, memory=1 << 30, nproc=32, stdout=1 << 20)
+    res = rt.run(ws, {"id": "x"}, {}, limits)
+    out = json.loads(res.stdout)
+    assert os.getpid() not in out["killed"]
+    if isinstance(rt, BwrapRuntime) or getattr(rt, "mode", "") == "isolate":
+        # a private PID namespace: nothing of the grader's is even visible. (Inside bwrap the
+        # run may stop its own sandbox's init, which only costs it its wall-clock limit.)
+        assert out["grader_visible"] is False
+    else:
+        assert res.exit_code == 0, res.failure()
+        assert out["traced"] == [] and out["killed"] == []
+    # and the grader's runtime still works afterwards
+    again = rt.run(_ws(shared_dir, "print('{}')\n", name="again"), {"id": "y"}, {}, FAST)
+    assert again.exit_code == 0
