@@ -1,0 +1,331 @@
+"""Stress selection: hidden scenarios that kill the most mutants, public ones that show them.
+
+The ``random`` strategy publishes a stratified sample and hides a keyed sample. With
+``select = "stress"`` in a sweep spec, both sets are *chosen* from larger candidate pools
+of the same kinds, by what they catch:
+
+- **hidden**: from a keyed candidate pool (``hidden_factor`` x n_hidden scenarios drawn
+  exactly as hidden scenarios are: with the task key, favouring the axis edges, so the
+  published files never allow guessing them), greedy maximum coverage (the set-cover
+  reduction EvalPlus applies to test suites) picks the n_hidden scenarios that together
+  kill the most mutants of the reference; at least one of them has an axis at an edge;
+- **public**: from a public pool (``public_factor`` x n_public stratified scenarios,
+  unkeyed and deterministic), greedy set cover picks scenarios until every mutant the
+  chosen hidden set kills is also killed by a public scenario (no *hidden-only kills*:
+  no behaviour is graded that no published scenario shows), then the remaining slots go
+  to the candidates farthest from those already chosen (maximin over the unit cube of
+  the axes), keeping the published set spread over the axes. A mutant that no candidate
+  of the pool kills gets one more pool of public candidates before it is reported as an
+  unavoidable hidden-only kill.
+
+The kill information comes from :class:`recon.mutate.Engine`, on a deterministic sample
+of ``max_mutants`` mutants. A mutant is run on the candidates in pool order until its
+``easy``-th kill (a crash or a timeout counts as all of them: it repeats everywhere): a
+mutant killed by the first few candidates it meets is killed by most (its remaining
+entries count as kills for the greedy choice and are verified on the chosen set
+afterwards); every other mutant is run on all candidates. Selection is deterministic for
+the same oracle, spec and key (it depends on mutant verdicts, which are deterministic
+unless a mutant's run time sits at its time limit, and on a seeded search).
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from typing import Any, Callable
+
+from ._mutant_worker import CONTRACT
+from ._mutants import subsample
+from .axes import Axis, Choice, Float, Int, Seed
+from .errors import ReconError, SpecError
+from .mutate import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_SEARCH, Engine
+from .oracle import Oracle
+from .sweep import (Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios, pool_scenarios,
+                    public_scenarios)
+
+__all__ = ["stress_selection", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
+           "HIDDEN_FACTOR", "PUBLIC_FACTOR"]
+
+HIDDEN_FACTOR = 4
+PUBLIC_FACTOR = 3
+EASY = 3
+
+
+def unit_point(axes: dict[str, Axis], params: dict[str, Any]) -> dict[str, float]:
+    """A scenario's position in the unit cube of its (non-seed) axes."""
+    out: dict[str, float] = {}
+    for name, ax in sorted(axes.items()):
+        v = params[name]
+        if isinstance(ax, Seed):
+            continue
+        if isinstance(ax, Choice):
+            idx = next(i for i, c in enumerate(ax.values) if type(c) is type(v) and c == v)
+            out[name] = idx / (len(ax.values) - 1) if len(ax.values) > 1 else 0.5
+        elif isinstance(ax, Float):
+            lo, hi = float(ax.lo), float(ax.hi)
+            if ax.log:
+                out[name] = (math.log(v) - math.log(lo)) / (math.log(hi) - math.log(lo))
+            else:
+                out[name] = (float(v) - lo) / (hi - lo)
+        elif isinstance(ax, Int):
+            out[name] = (int(v) - ax.lo) / (ax.hi - ax.lo) if ax.hi > ax.lo else 0.5
+    return out
+
+
+def _distance(a: dict[str, float], b: dict[str, float]) -> float:
+    return math.sqrt(sum((a[k] - b[k]) ** 2 for k in a))
+
+
+def greedy_max_cover(rows: dict[int, set[int]], candidates: list[int], k: int,
+                     assumed: dict[int, set[int]] | None = None) -> list[int]:
+    """Pick ``k`` candidates that together cover the most rows.
+
+    ``rows`` maps an item (a mutant) to the candidates known to cover it; ``assumed``
+    maps an item to candidates assumed to cover it (unknown entries of an easy mutant).
+    Ties go to the earlier candidate, so the choice is deterministic.
+    """
+    assumed = assumed or {}
+    covered: set[int] = set()
+    chosen: list[int] = []
+    for _ in range(min(k, len(candidates))):
+        best, gain = None, -1
+        for c in candidates:
+            if c in chosen:
+                continue
+            g = sum(1 for m, cs in rows.items() if m not in covered and (c in cs or c in assumed.get(m, ())))
+            if g > gain:
+                best, gain = c, g
+        if best is None:
+            break
+        chosen.append(best)
+        covered |= {m for m, cs in rows.items() if best in cs or best in assumed.get(m, ())}
+    return chosen
+
+
+def greedy_set_cover(rows: dict[int, set[int]], candidates: list[int], limit: int,
+                     tie: Callable[[int, list[int]], float] | None = None) -> tuple[list[int], set[int]]:
+    """Greedy set cover of ``rows`` (item -> candidates covering it) with at most
+    ``limit`` candidates; returns (chosen, items left uncovered). Ties are broken by
+    ``tie(candidate, chosen)`` (larger first), then by candidate order."""
+    left = {m for m, cs in rows.items() if cs & set(candidates)}
+    chosen: list[int] = []
+    while left and len(chosen) < limit:
+        def score(c: int) -> tuple[int, float, int]:
+            return (sum(1 for m in left if c in rows[m]), tie(c, chosen) if tie else 0.0, -candidates.index(c))
+
+        best = max((c for c in candidates if c not in chosen), key=score, default=None)
+        if best is None or score(best)[0] == 0:
+            break
+        chosen.append(best)
+        left = {m for m in left if best not in rows[m]}
+    uncovered = {m for m, cs in rows.items() if not (cs & set(chosen))}
+    return chosen, uncovered
+
+
+def maximin_fill(points: dict[int, dict[str, float]], chosen: list[int], candidates: list[int], total: int) -> list[int]:
+    """Add candidates, each the farthest from those already chosen, until ``total``."""
+    out = list(chosen)
+    while len(out) < total:
+        rest = [c for c in candidates if c not in out]
+        if not rest:
+            break
+        if not out:
+            out.append(rest[0])
+            continue
+        best = max(rest, key=lambda c: (min(_distance(points[c], points[o]) for o in out), -candidates.index(c)))
+        out.append(best)
+    return out
+
+
+def _at_edge(axes: dict[str, Axis], params: dict[str, Any]) -> bool:
+    return any(not isinstance(ax, Seed) and params[a] in ax.edges() for a, ax in axes.items())
+
+
+def _stratified_pool(oracle: Oracle, spec: SweepSpec) -> list[Scenario]:
+    """``spec.n_public`` stratified candidates; where the axes hold fewer distinct
+    stratified points than that (a space of few-valued choices), the stratified ones the
+    spec's own size allows, topped up with edge-favouring pool draws."""
+    try:
+        return public_scenarios(oracle, spec)
+    except SpecError:
+        n = spec.n_public
+        base: list[Scenario] = []
+        for size in (n // 2, n // 4, spec.n_public and max(1, n // 8)):
+            try:
+                base = public_scenarios(oracle, dataclasses.replace(spec, n_public=size))
+                break
+            except SpecError:
+                continue
+        return base + [dataclasses.replace(s, id=f"public_fill_{i + 1}") for i, s in enumerate(
+            pool_scenarios(oracle, spec, n - len(base), seed=spec.seed, taken=base, prefix="public-fill"))]
+
+
+def stress_selection(
+    oracle: Oracle,
+    spec: SweepSpec,
+    key: bytes,
+    *,
+    workers: int = 1,
+    progress: Callable[[str], None] | None = None,
+    hidden_factor: int = HIDDEN_FACTOR,
+    public_factor: int = PUBLIC_FACTOR,
+    max_per_line: int | None = DEFAULT_MAX_PER_LINE,
+    easy: int = EASY,
+    search_examples: int = DEFAULT_SEARCH,
+    max_mutants: int | None = DEFAULT_MAX_MUTANTS,
+) -> Selection:
+    """Choose the public and hidden scenarios of ``spec`` by the mutants they kill (see
+    the module docstring). Returns a :class:`recon.sweep.Selection` whose ``report``
+    says what the chosen sets kill (for the verifier side: it names hidden scenarios)."""
+    say = progress or (lambda msg: None)
+    if oracle.reference is None:
+        raise SpecError(f"select = \"stress\" needs the reference of {oracle.name!r} ({oracle.location})",
+                        hint='add reference="reference.py" to @oracle(...), or use select = "random"')
+    t0 = time.perf_counter()
+    axes = effective_axes(oracle, spec)
+    n_pub, n_hid = spec.n_public, spec.n_hidden
+    pub_spec = dataclasses.replace(spec, n_public=max(public_factor * n_pub, n_pub + 4))
+    # Stratified candidates, plus candidates at the axis edges (each axis at each end,
+    # all axes low, all high, then edge-favouring draws): a behaviour that only shows
+    # at an edge can only be shown by a public scenario at that edge.
+    pub_pool = _stratified_pool(oracle, pub_spec)
+    pub_pool += [dataclasses.replace(s, id=f"public_edge_{i + 1}") for i, s in enumerate(
+        pool_scenarios(oracle, spec, 2 * len(axes) + 2 + n_pub, seed=spec.seed, taken=pub_pool, prefix="public-edge"))]
+    hid_spec = dataclasses.replace(spec, n_hidden=max(hidden_factor * n_hid, n_hid + 4))
+    hid_pool = hidden_scenarios(oracle, hid_spec, key, pub_pool)
+    with Engine(oracle, workers=workers, log=say) as eng:
+        P = eng.add_scenarios(pub_pool, "public-candidates")
+        H = eng.add_scenarios(hid_pool, "hidden-candidates")
+        say(f"stress selection: {len(P)} public and {len(H)} hidden candidates of {oracle.name}")
+        eng.generate()
+        bad = eng.disagreements()
+        if bad:
+            raise ReconError(f"the reference of {oracle.name!r} does not reproduce the oracle on "
+                             f"{len(bad)} candidate scenario(s), e.g. {bad[0].scenario.id}: {bad[0].ref_detail}",
+                             hint="fix reference.py so that it reproduces the oracle (recon validate checks this too)")
+        mutants = eng.make_mutants(max_per_line=max_per_line)
+        if max_mutants is not None and len(mutants) > max_mutants:
+            mutants = eng.mutants = subsample(mutants, max_mutants)  # deterministic: same sample every build
+        say(f"stress selection: {len(mutants)} mutants on the hidden candidates")
+        eng.evaluate([(m, H) for m in mutants], stop_after=easy)
+
+        # -- hidden: greedy maximum coverage, easy mutants' unknown entries assumed killing
+        def rows_on(cands: list[int]) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
+            rows, assumed = {}, {}
+            for m in mutants:
+                rows[m.id] = eng.kills(m.id, cands)
+                contract = any(eng.verdicts[(m.id, c)].status == CONTRACT for c in rows[m.id])
+                if len(rows[m.id]) >= easy or contract:
+                    assumed[m.id] = {c for c in cands if (m.id, c) not in eng.verdicts}
+            return rows, assumed
+
+        chosen_h: list[int] = []
+        for _ in range(4):  # assumptions are checked on the chosen set; a few rounds settle it
+            rows, assumed = rows_on(H)
+            chosen_h = greedy_max_cover(rows, H, n_hid, assumed)
+            if not any(_at_edge(axes, eng.cases[c].scenario.parameters) for c in chosen_h):
+                chosen_h = _with_edge(chosen_h, H, rows, assumed, axes, eng)
+            unchecked = [m for m in mutants if m.id in assumed and not (rows[m.id] & set(chosen_h))]
+            if not unchecked:
+                break
+            eng.evaluate([(m, chosen_h) for m in unchecked], stop_after=1)
+        killed_h = {m.id for m in mutants if eng.kills(m.id, chosen_h)}
+        unknown = [m for m in mutants if m.id not in killed_h and eng.killed_by(m.id, chosen_h) is None]
+        eng.evaluate([(m, chosen_h) for m in unknown], stop_after=1)
+        killed_h = {m.id for m in mutants if eng.kills(m.id, chosen_h)}
+
+        # -- public: set cover of what the hidden set kills, then spread
+        must = [m for m in mutants if m.id in killed_h]
+        say(f"stress selection: the hidden set kills {len(killed_h)}/{len(mutants)} mutants; covering them "
+            "with public candidates")
+        eng.evaluate([(m, P) for m in must], stop_after=easy)
+        points = {c: unit_point(axes, eng.cases[c].scenario.parameters) for c in P}
+
+        def spread(c: int, chosen: list[int]) -> float:
+            return min((_distance(points[c], points[o]) for o in chosen), default=0.0)
+
+        cands = list(P)
+        rows = {m.id: eng.kills(m.id, cands) for m in must}
+        chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
+        extra_pool: list[Scenario] = []
+        if uncovered and len(chosen_p) < n_pub:
+            # one more public pool, for the mutants no candidate kills yet
+            more = _stratified_pool(oracle, dataclasses.replace(spec, n_public=2 * len(pub_pool), seed=spec.seed))
+            taken = {s.key() for s in pub_pool} | {s.key() for s in hid_pool}
+            extra_pool = [dataclasses.replace(s, id=f"public_extra_{i + 1}") for i, s in enumerate(more)
+                          if s.key() not in taken]
+            X = eng.add_scenarios(extra_pool, "public-candidates")
+            eng.generate()
+            for c in X:
+                points[c] = unit_point(axes, eng.cases[c].scenario.parameters)
+            eng.evaluate([(m, X) for m in must if m.id in uncovered], stop_after=1)
+            cands = [*P, *X]
+            rows = {m.id: eng.kills(m.id, cands) for m in must}
+            chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
+        if uncovered and len(chosen_p) < n_pub and search_examples:
+            # still shown by no candidate: search for a public scenario that kills them
+            # (seeded by the spec, never by the key: public scenarios stay unkeyed)
+            residual = [m for m in must if m.id in uncovered]
+            hits = eng.search(residual, examples=search_examples, seed=spec.seed, spec=spec)
+            taken = {eng.cases[c].scenario.key() for c in [*cands, *H]}
+            found: list[Scenario] = []
+            for mid in sorted(hits):
+                sc = Scenario(f"public_found_{len(found) + 1}", hits[mid]["params"])
+                if sc.key() not in taken:
+                    taken.add(sc.key())
+                    found.append(sc)
+            if found:
+                extra_pool += found
+                F = eng.add_scenarios(found, "public-candidates")
+                eng.generate()
+                for c in F:
+                    points[c] = unit_point(axes, eng.cases[c].scenario.parameters)
+                eng.evaluate([(m, F) for m in residual], stop_after=0)
+                cands = [*cands, *F]
+                rows = {m.id: eng.kills(m.id, cands) for m in must}
+                chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
+        chosen_p = maximin_fill(points, chosen_p, list(P[:pub_spec.n_public]), n_pub)  # spread: stratified ones
+        killed_p = {m.id for m in must if eng.kills(m.id, chosen_p)}
+        # verify exactly: a public scenario chosen for spread may kill more; unknown pairs run now
+        eng.evaluate([(m, chosen_p) for m in must if m.id not in killed_p], stop_after=1)
+        hidden_only = sorted(m.id for m in must if not eng.kills(m.id, chosen_p))
+        public = [dataclasses.replace(eng.cases[c].scenario, id=f"public_{i + 1}")
+                  for i, c in enumerate(sorted(chosen_p))]
+        hidden = [dataclasses.replace(eng.cases[c].scenario, id=f"hidden_{i + 1}")
+                  for i, c in enumerate(sorted(chosen_h))]
+        report: dict[str, Any] = {
+            "strategy": "stress",
+            "candidates": {"public": len(P) + len(extra_pool), "hidden": len(H)},
+            "mutants": len(mutants),
+            "killed_by_hidden": len(killed_h),
+            "killed_by_public": len({m.id for m in mutants if eng.kills(m.id, chosen_p)}),
+            "hidden_only": hidden_only,
+            "runs": eng.runs,
+            "pruned_runs": eng.pruned,
+            "seconds": round(time.perf_counter() - t0, 3),
+        }
+    return Selection(public, hidden, "stress", report)
+
+
+def _with_edge(chosen: list[int], H: list[int], rows: dict[int, set[int]], assumed: dict[int, set[int]],
+               axes: dict[str, Axis], eng: Engine) -> list[int]:
+    """Replace the pick that adds least by the edge candidate that adds most, so the
+    hidden set always includes an axis edge (as random hidden sets do)."""
+    edges = [c for c in H if _at_edge(axes, eng.cases[c].scenario.parameters) and c not in chosen]
+    if not edges or not chosen:
+        return chosen
+
+    def covered(sel: list[int]) -> int:
+        return sum(1 for m, cs in rows.items() if any(c in cs or c in assumed.get(m, ()) for c in sel))
+
+    best: tuple[int, int, int] | None = None
+    for i in range(len(chosen)):
+        for e in edges:
+            trial = chosen[:i] + [e] + chosen[i + 1:]
+            score = covered(trial)
+            if best is None or score > best[0]:
+                best = (score, i, e)
+    if best is None:  # pragma: no cover - edges and chosen are non-empty
+        return chosen
+    _, i, e = best
+    return chosen[:i] + [e] + chosen[i + 1:]

@@ -1,0 +1,71 @@
+"""Mutation analysis speed: `recon mutate lidar_icp` on 2 workers, wall time and mutants/s.
+
+The command runs as a user runs it (the click command, default pool of 200 scenarios,
+targeted search, 5 probe nonces); the numbers come from its JSON report. Set
+RECON_PERF_MUTATE=chem_smarts,acoustic_beamforming to measure more built-ins.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Callable
+
+import pytest
+from click.testing import CliRunner
+
+pytestmark = pytest.mark.perf
+
+TASKS = ["lidar_icp", *[t for t in os.environ.get("RECON_PERF_MUTATE", "").split(",") if t]]
+
+
+@pytest.mark.parametrize("name", TASKS)
+def test_mutate_wall_time(name: str, record: Callable[..., None]) -> None:
+    from recon.cli.mutate_cmd import mutate_cmd
+
+    t0 = time.perf_counter()
+    res = CliRunner().invoke(mutate_cmd, [name, "--workers", "2", "--json", "-q", "--secret", "recon-perf"])
+    wall = time.perf_counter() - t0
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    s, t = doc["summary"], doc["timings"]
+    assert s["mutants"] > 0
+    detail = (f"{s['mutants']} mutants ({s['equivalent']} equivalent, {s['undecided']} undecided), "
+              f"{t['cpu_seconds']:.0f} CPU s, {int(t['runs'])} runs, "
+              f"{int(t['pruned_runs'])} skipped, pool {doc['scenarios']['pool']}; "
+              f"scenarios {t['generate']:.0f} s, mutants {t['mutants']:.0f} s, search {t['search']:.0f} s")
+    record(f"recon mutate {name} wall, 2 workers", wall, goal="<= 300", unit="s", detail=detail)
+    record(f"recon mutate {name} throughput", t["mutants_per_second"], unit="mutants/s")
+
+
+COMPARE = [t for t in os.environ.get("RECON_PERF_SELECT", "").split(",") if t]
+
+
+@pytest.mark.skipif(not COMPARE, reason="set RECON_PERF_SELECT=lidar_icp,chem_smarts,... (minutes per task)")
+@pytest.mark.parametrize("name", COMPARE or ["-"])
+def test_random_versus_stress_selection(name: str, record: Callable[..., None], tmp_path: Path) -> None:
+    """Side by side for one built-in: the mutation score of hidden + probes, hidden-only
+    kills and build time under each strategy (one shared pool, so one set of equivalents).
+    Build time under stress = the random build's time + the stress selection's time (the
+    rest of a build does not depend on how the scenarios were chosen)."""
+    from recon import Registry
+    from recon.build import build_task
+    from recon.mutate import compare_selections
+
+    reg = Registry.default(entry_points=False)
+    t0 = time.perf_counter()
+    build_task(reg, name, tmp_path, secret="recon-perf", workers=2)
+    build = time.perf_counter() - t0
+    reports = compare_selections(name, registry=reg, secret="recon-perf", workers=2)
+    for strategy, rep in reports.items():
+        s = rep.summary()
+        t_build = build + (rep.timings["selection"] if strategy != "random" else 0.0)
+        record(f"{name} {strategy}: score hidden+probes", s["score"], unit="share",
+               detail=f"{s['killed_hidden_probes']:.1f}/{s['non_equivalent']} non-equivalent "
+                      f"(public {s['killed_public']}, hidden {s['killed_hidden']}; {s['mutants']} mutants, "
+                      f"{s['equivalent']} equivalent)")
+        record(f"{name} {strategy}: hidden-only kills", s["hidden_only"], unit="mutants")
+        record(f"{name} {strategy}: build time", t_build, unit="s",
+               detail=f"selection {rep.timings['selection']:.1f} s")
+    assert reports["stress"].summary()["killed_hidden"] >= reports["random"].summary()["killed_hidden"]
