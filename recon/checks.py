@@ -1,0 +1,613 @@
+"""The check families of the ladder grader, in one table.
+
+A ladder (``ladders/*.toml``) names check families; :data:`CHECKS` maps each name to a
+:class:`CheckFamily`: one small function, how it expands (once, per scenario, per field
+...), and the options a ladder may set for it. Every function takes the
+:class:`GradingContext` of one grading and the rung's options for it, and returns the
+checks it produced, as the dicts grading.json records (``id``, ``passed``, ``reason``,
+extras). Adding a family is one function here plus one line of TOML.
+
+The context owns everything a check may use: the workspace *snapshot* (never the
+agent's live workspace), the public scenarios, the hidden scenarios and probes (drawn on
+first use), and the submission's runs on them (run once, shared by every family).
+Nothing here imports a runtime, the oracle machinery or numpy at import time.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import stat
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from . import canonjson, compare
+from .runtimes.base import RunResult
+
+__all__ = ["CHECKS", "CheckFamily", "GradingContext", "Graded", "Outcome", "Check", "PublicOnly",
+           "cell_distance", "EXPANSIONS", "MAX_SOURCE_BYTES"]
+
+#: a check as grading.json records it
+Check = dict[str, Any]
+
+MAX_SOURCE_BYTES = 5 << 20
+IGNORED_NAMES = frozenset({"__pycache__", ".ipynb_checkpoints"})
+#: characters of a got/want value grading.json records before it is cut
+RECORD_CHARS = 400
+
+EXPANSIONS = ("once", "per public scenario", "per graded scenario", "per field", "per graded scenario and field")
+
+
+@dataclass
+class Graded:
+    """A scenario the submission is run on, with the truth."""
+
+    id: str
+    document: dict[str, Any]
+    truth: dict[str, Any]
+    inputs: dict[str, Path]
+    kind: str  # public, hidden or probe
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        return dict(self.document["parameters"])
+
+
+@dataclass
+class Outcome:
+    """One run of the submission on one scenario, and whether it spoke the contract."""
+
+    graded: Graded
+    result: RunResult
+    output: Any
+    problems: list[str]  # why it does not speak the contract (empty: it does)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class GradingContext:
+    """What the checks of one grading share: inputs, the snapshot and the runs (cached).
+
+    ``run`` runs the submission (from the snapshot) on a list of scenarios and returns
+    their outcomes; ``draw_probes`` returns the fresh probe scenarios. Both are called
+    lazily, at most once per scenario set, so a grading that stops at rung 2 never runs
+    the submission and never calls the oracle.
+    """
+
+    def __init__(self, *, fields: dict[str, dict[str, Any]], axes: dict[str, dict[str, Any]],
+                 public: list[Graded], hidden: list[Graded], workspace: Path, starter: dict[str, str],
+                 snapshot_problem: str | None, run: Callable[[list[Graded]], list[Outcome]],
+                 draw_probes: Callable[[], list[Graded]]) -> None:
+        self.fields = fields
+        self.axes = axes
+        self.public = public
+        self.hidden = hidden
+        self.workspace = workspace
+        self.starter = starter
+        self.snapshot_problem = snapshot_problem
+        self._run = run
+        self._draw_probes = draw_probes
+        self._probes: list[Graded] | None = None
+        self._public_runs: list[Outcome] | None = None
+        self._graded_runs: list[Outcome] | None = None
+        self._source: tuple[tuple[bool, str], tuple[bool, str]] | None = None
+        self._public_only: PublicOnly | None = None
+
+    def graded_set(self) -> list[Graded]:
+        """Hidden scenarios plus the probes (drawn on first use)."""
+        if self._probes is None:
+            self._probes = list(self._draw_probes())
+        return self.hidden + self._probes
+
+    def public_outcomes(self) -> list[Outcome]:
+        if self._public_runs is None:
+            self._public_runs = self._run(self.public)
+        return self._public_runs
+
+    def graded_outcomes(self) -> list[Outcome]:
+        if self._graded_runs is None:
+            self._graded_runs = self._run(self.graded_set())
+        return self._graded_runs
+
+    def usable_graded(self) -> list[Outcome]:
+        """Graded outcomes where the submission spoke the contract."""
+        return [oc for oc in self.graded_outcomes() if oc.ok]
+
+    def source(self) -> tuple[tuple[bool, str], tuple[bool, str]]:
+        if self._source is None:
+            self._source = _source_checks(self.workspace)
+        return self._source
+
+    def public_only(self) -> PublicOnly:
+        if self._public_only is None:
+            self._public_only = PublicOnly(self.axes, self.fields, [(g.parameters, g.truth) for g in self.public])
+        return self._public_only
+
+
+CheckFn = Callable[[GradingContext, Mapping[str, Any]], list[Check]]
+
+
+@dataclass(frozen=True)
+class CheckFamily:
+    """A family of checks: its function, how it expands, and the options a ladder may set
+    (name -> JSON Schema fragment with a ``default``)."""
+
+    name: str
+    run: CheckFn
+    expands: str
+    summary: str
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def resolve_options(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
+        out = {k: spec["default"] for k, spec in self.options.items()}
+        out.update(given or {})
+        return out
+
+
+def make_check(cid: str, passed: bool, reason: str, **extra: Any) -> Check:
+    return {"id": cid, "passed": bool(passed), "reason": reason, **extra}
+
+
+# -- rungs 1 and 2: the workspace and the source ------------------------------------------------
+
+def _starter_changed(workspace: Path, starter: dict[str, str]) -> tuple[bool, str]:
+    changed: list[str] = []
+    seen: set[str] = set()
+    for root, dirs, files in os.walk(workspace):
+        dirs[:] = sorted(d for d in dirs if d not in IGNORED_NAMES)
+        for fname in sorted(files):
+            p = Path(root) / fname
+            rel = p.relative_to(workspace).as_posix()
+            if fname.endswith(".pyc"):
+                continue
+            seen.add(rel)
+            st = p.lstat()
+            if stat.S_ISLNK(st.st_mode):
+                digest = hashlib.sha256(os.readlink(p).encode()).hexdigest()
+            elif stat.S_ISREG(st.st_mode):
+                h = hashlib.sha256()
+                with open(p, "rb") as f:
+                    for chunk in iter(lambda: f.read(1 << 20), b""):
+                        h.update(chunk)
+                digest = h.hexdigest()
+            else:
+                digest = "special"
+            if starter.get(rel) != digest:
+                changed.append(rel)
+    if changed:
+        return True, f"{len(changed)} file(s) written by the agent, e.g. {changed[0]}"
+    removed = sorted(set(starter) - seen)
+    if removed:
+        return True, f"starter file {removed[0]} was removed"
+    return False, "the workspace is the untouched starter"
+
+
+def _source_checks(workspace: Path) -> tuple[tuple[bool, str], tuple[bool, str]]:
+    p = workspace / "reconstruct.py"
+    try:
+        st = p.lstat()
+    except OSError:
+        return (False, "reconstruct.py does not exist"), (False, "nothing to compile")
+    if not stat.S_ISREG(st.st_mode):
+        return (False, "reconstruct.py is not a regular file"), (False, "nothing to compile")
+    if st.st_size > MAX_SOURCE_BYTES:
+        return (True, "reconstruct.py exists"), (False, f"reconstruct.py is larger than {MAX_SOURCE_BYTES >> 20} MiB")
+    try:
+        source = p.read_bytes()
+        compile(source, "reconstruct.py", "exec", dont_inherit=True)  # compiles; never executes
+    except SyntaxError as exc:
+        return (True, "reconstruct.py exists"), (False, f"syntax error at line {exc.lineno}: {exc.msg}")
+    except (ValueError, OSError, RecursionError, MemoryError) as exc:
+        return (True, "reconstruct.py exists"), (False, f"does not compile: {type(exc).__name__}: {exc}"[:300])
+    return (True, "reconstruct.py exists"), (True, "compiles")
+
+
+def check_workspace_changed(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    if ctx.snapshot_problem is not None:
+        return [make_check("workspace_changed", False, ctx.snapshot_problem)]
+    ok, why = _starter_changed(ctx.workspace, ctx.starter)
+    return [make_check("workspace_changed", ok, why)]
+
+
+def check_reconstruct_exists(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    ok, why = ctx.source()[0]
+    return [make_check("reconstruct_exists", ok, why)]
+
+
+def check_reconstruct_compiles(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    ok, why = ctx.source()[1]
+    return [make_check("reconstruct_compiles", ok, why)]
+
+
+# -- rungs 3 and 4: the contract ----------------------------------------------------------------
+
+def _contract(family: str, outcomes: list[Outcome]) -> list[Check]:
+    out = []
+    for oc in outcomes:
+        reason = "exit 0, every field of the right kind" if oc.ok else "; ".join(oc.problems)
+        out.append(make_check(f"{family}:{oc.graded.id}", oc.ok, reason, scenario=oc.graded.id,
+                              seconds=round(oc.result.seconds, 3)))
+    return out
+
+
+def check_public_contract(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    return _contract("public_contract", ctx.public_outcomes())
+
+
+def check_graded_contract(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    return _contract("graded_contract", ctx.graded_outcomes())
+
+
+# -- rung 6: the hidden semantics ---------------------------------------------------------------
+
+def _recorded(value: Any, key: str) -> dict[str, Any]:
+    """``{key: value}`` for grading.json, cut to a bounded rendering when large or deep."""
+    shown = compare.bounded(value, RECORD_CHARS)
+    if shown is value:
+        return {key: value}
+    return {key: shown, f"{key}_truncated": True}
+
+
+def check_graded_match(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    checks = []
+    for oc in ctx.graded_outcomes():
+        for name, spec in sorted(ctx.fields.items()):
+            cid = f"graded_match:{oc.graded.id}:{name}"
+            if not oc.ok or not isinstance(oc.output, dict) or name not in oc.output:
+                checks.append(make_check(cid, False, "no usable output", scenario=oc.graded.id, field=name))
+                continue
+            ok, detail = compare.check(spec, oc.output[name], oc.graded.truth[name])
+            checks.append(make_check(cid, ok, detail or "within tolerance", scenario=oc.graded.id, field=name,
+                                     **_recorded(oc.output[name], "got"), **_recorded(oc.graded.truth[name], "want"),
+                                     tolerance=compare.describe(spec)))
+    return checks
+
+
+# -- rung 5 (legacy): replay, variance, response ------------------------------------------------
+
+def _same_output(fields: dict[str, dict[str, Any]], a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(n in a and n in b and compare.within(s, a[n], b[n]) for n, s in fields.items())
+
+
+def check_replay(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    """An output that matches a public oracle output while the truth does not."""
+    graded = ctx.usable_graded()
+    replays = []
+    for oc in graded:
+        for p in ctx.public:
+            if _same_output(ctx.fields, oc.output, p.truth) and not _same_output(ctx.fields, oc.graded.truth, p.truth):
+                replays.append(f"{oc.graded.id}~{p.id}")
+                break
+    if replays:
+        return [make_check("replay", False, f"outputs replay published oracle outputs: {', '.join(replays)}")]
+    return [make_check("replay", True, f"no output of {len(graded)} graded scenarios replays a published one")]
+
+
+def check_variance(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    """Every field that varies across the truths varies across the outputs."""
+    graded = ctx.usable_graded()
+    if len(graded) < 2:
+        return [make_check("variance", True, "fewer than two graded scenarios")]
+    constant = []
+    varying = 0
+    for name, spec in sorted(ctx.fields.items()):
+        truths = [oc.graded.truth[name] for oc in graded]
+        if all(compare.within(spec, t, truths[0]) for t in truths[1:]):
+            continue
+        varying += 1
+        outs = {canonjson.dumps_compact(oc.output[name]) for oc in graded}
+        if len(outs) == 1:
+            constant.append(name)
+    if constant:
+        return [make_check("variance", False, f"constant where the truth varies: {', '.join(constant)}")]
+    return [make_check("variance", True, f"all {varying} fields that vary in the truth vary in the outputs")]
+
+
+def check_response(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    """Outputs change between scenarios that differ in one axis when the truth does."""
+    graded = ctx.usable_graded()
+    pairs = 0
+    dead = []
+    for i, a in enumerate(graded):
+        for b in graded[i + 1:]:
+            pa, pb = a.graded.parameters, b.graded.parameters
+            diff = [k for k in pa if pa[k] != pb.get(k)]
+            if len(diff) != 1 or _same_output(ctx.fields, a.graded.truth, b.graded.truth):
+                continue
+            pairs += 1
+            if canonjson.dumps_compact(a.output) == canonjson.dumps_compact(b.output):
+                dead.append(f"{a.graded.id}/{b.graded.id} ({diff[0]})")
+    if dead:
+        return [make_check("response", False, f"output did not change when the truth did: {', '.join(dead)}")]
+    if pairs == 0:
+        return [make_check("response", True, "no pair of graded scenarios differs in exactly one axis with a changed truth")]
+    return [make_check("response", True, f"outputs respond in all {pairs} one-axis pairs")]
+
+
+# -- rung 5: outputs carry information the public data does not ----------------------------------
+#
+# For every graded scenario and output field, the public-only predictions are what a
+# program that does not compute could print: the nearest public scenario's value,
+# inverse-distance-weighted means, the public mean/median/mode, a ridge-regularised
+# linear fit. A cell is won when the output is within tolerance, or strictly closer to
+# the truth than the best of those predictions; when a prediction is itself within
+# tolerance the cell is "predictable" and only a within-tolerance output wins it.
+
+NUMERIC = ("number", "integer", "angle")
+IDW_POWERS = (1, 2, 4)
+RIDGE = 1e-2
+
+
+def _norm_axis(axis: Mapping[str, Any], value: Any) -> float | None:
+    """A numeric parameter on [0, 1] of its axis (log axes in log space); None when the
+    axis is categorical (choice, bool, seed) or the value is not a number."""
+    kind = axis.get("kind")
+    if kind not in ("float", "int") or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    lo, hi, v = float(axis["lo"]), float(axis["hi"]), float(value)
+    if kind == "float" and axis.get("log") and lo > 0 and v > 0:
+        lo, hi, v = math.log(lo), math.log(hi), math.log(v)
+    span = hi - lo
+    return 0.0 if span <= 0 else (v - lo) / span
+
+
+def param_distance(axes: Mapping[str, Mapping[str, Any]], a: Mapping[str, Any], b: Mapping[str, Any]) -> float:
+    """Euclidean distance between two parameter sets: numeric axes scaled by their span
+    (log axes in log space), any categorical mismatch (choice, bool, seed) counts 1."""
+    total = 0.0
+    for k in sorted(set(a) | set(b)):
+        axis = axes.get(k, {})
+        x, y = _norm_axis(axis, a.get(k)), _norm_axis(axis, b.get(k))
+        if x is not None and y is not None:
+            total += (x - y) ** 2
+        elif a.get(k) != b.get(k):
+            total += 1.0
+    return math.sqrt(total)
+
+
+def _circular_mean(values: Sequence[float], weights: Sequence[float], period: float) -> float:
+    s = sum(w * math.sin(2 * math.pi * v / period) for v, w in zip(values, weights))
+    c = sum(w * math.cos(2 * math.pi * v / period) for v, w in zip(values, weights))
+    return (math.atan2(s, c) * period / (2 * math.pi)) % period
+
+
+def cell_distance(spec: Mapping[str, Any], a: Any, b: Any) -> float:
+    """How far value ``a`` is from ``b`` for one field: |a-b| for numbers and integers,
+    circular for angles, 0/1 for exact and text, Jaccard distance of the normalised sets,
+    the mean item distance for sequences (a missing or extra item counts 1)."""
+    kind = spec["kind"]
+    try:
+        if kind in ("number", "integer"):
+            d = abs(float(a) - float(b))
+            return d if math.isfinite(d) else math.inf
+        if kind == "angle":
+            period = float(spec.get("period", 360.0))
+            d = abs(float(a) - float(b)) % period
+            return min(d, period - d) if math.isfinite(d) else math.inf
+        if kind == "set":
+            ga, bad_a = compare.normalize_set(dict(spec), a)
+            gb, bad_b = compare.normalize_set(dict(spec), b)
+            # an unparseable item can equal nothing
+            sa = set(ga) | {("unparseable", i) for i in range(len(bad_a))}
+            sb = set(gb) | {("unparseable-b", i) for i in range(len(bad_b))}
+            union = sa | sb
+            return 0.0 if not union else 1.0 - len(sa & sb) / len(union)
+        if kind == "sequence":
+            n = max(len(a), len(b))
+            if n == 0:
+                return 0.0
+            item = spec["item"]
+            total = sum(cell_distance(item, x, y) for x, y in zip(a, b)) + (n - min(len(a), len(b)))
+            return total / n
+    except (TypeError, ValueError, OverflowError):
+        return math.inf
+    return 0.0 if compare.within(dict(spec), a, b) else 1.0
+
+
+class PublicOnly:
+    """Predictions of a field's value from the published scenarios alone."""
+
+    def __init__(self, axes: Mapping[str, Mapping[str, Any]], fields: Mapping[str, Mapping[str, Any]],
+                 public: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> None:
+        self.axes = axes
+        self.fields = fields
+        self.params = [dict(p) for p, _ in public]
+        self.truths = [dict(t) for _, t in public]
+        self._design = self._features_fit()
+
+    # the linear model's design: numeric axes on [0, 1], booleans 0/1, one-hot choices
+    def _features(self, params: Mapping[str, Any]) -> list[float]:
+        row: list[float] = []
+        for name in sorted(self.axes):
+            axis = self.axes[name]
+            kind = axis.get("kind")
+            value = params.get(name)
+            if kind in ("float", "int"):
+                x = _norm_axis(axis, value)
+                row.append(0.0 if x is None else x)
+            elif kind == "bool":
+                row.append(1.0 if value is True else 0.0)
+            elif kind == "choice":
+                row.extend(1.0 if value == c else 0.0 for c in axis.get("choices", []))
+        return row
+
+    def _features_fit(self) -> list[list[float]]:
+        return [self._features(p) for p in self.params]
+
+    def _linear(self, ys: Sequence[float], params: Mapping[str, Any]) -> float | None:
+        import numpy as np  # noqa: PLC0415 - heavy, needed only at rung 5
+
+        if len(ys) < 2 or not self._design or not self._design[0]:
+            return None
+        x = np.asarray(self._design, dtype=float)
+        y = np.asarray(ys, dtype=float)
+        xm, ym = x.mean(axis=0), y.mean()
+        xc = x - xm
+        # ridge on centred features: the intercept (the mean) is not shrunk
+        w = np.linalg.solve(xc.T @ xc + RIDGE * np.eye(x.shape[1]), xc.T @ (y - ym))
+        pred = float(ym + (np.asarray(self._features(params), dtype=float) - xm) @ w)
+        return pred if math.isfinite(pred) else None
+
+    def predictions(self, name: str, params: Mapping[str, Any]) -> list[tuple[str, Any]]:
+        """(label, value) pairs: what programs that do not compute would print."""
+        spec = self.fields[name]
+        values = [t[name] for t in self.truths if name in t]
+        if not values:
+            return []
+        dist = [param_distance(self.axes, params, p) for p in self.params]
+        nearest = values[min(range(len(values)), key=lambda i: dist[i])]
+        preds: list[tuple[str, Any]] = [("nearest", nearest)]
+        kind = spec["kind"]
+        if kind in NUMERIC:
+            nums = [float(v) for v in values]
+            raw: list[tuple[str, float | None]] = []
+            if kind == "angle":
+                period = float(spec.get("period", 360.0))
+                for p in IDW_POWERS:
+                    raw.append((f"idw{p}", None if min(dist) == 0 else
+                                _circular_mean(nums, [d ** -p for d in dist], period)))
+                raw.append(("mean", _circular_mean(nums, [1.0] * len(nums), period)))
+                # the circular median: the public value closest to all others
+                raw.append(("median", min(nums, key=lambda v: sum(cell_distance(spec, v, u) for u in nums))))
+                lin_s = self._linear([math.sin(2 * math.pi * v / period) for v in nums], params)
+                lin_c = self._linear([math.cos(2 * math.pi * v / period) for v in nums], params)
+                raw.append(("linear", None if lin_s is None or lin_c is None else
+                            (math.atan2(lin_s, lin_c) * period / (2 * math.pi)) % period))
+                lin = self._linear(nums, params)
+                raw.append(("linear-raw", None if lin is None else lin % period))
+            else:
+                for p in IDW_POWERS:
+                    raw.append((f"idw{p}", None if min(dist) == 0 else
+                                sum(v * d ** -p for v, d in zip(nums, dist)) / sum(d ** -p for d in dist)))
+                raw.append(("mean", sum(nums) / len(nums)))
+                ordered = sorted(nums)
+                mid = len(ordered) // 2
+                raw.append(("median", ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2))
+                raw.append(("linear", self._linear(nums, params)))
+            for label, v in raw:
+                if v is None or not math.isfinite(v):
+                    continue
+                preds.append((label, int(round(v)) if kind == "integer" else float(v)))
+        else:
+            preds.append(("mode", self._mode(spec, values)))
+        return preds
+
+    @staticmethod
+    def _mode(spec: Mapping[str, Any], values: Sequence[Any]) -> Any:
+        groups: list[list[Any]] = []
+        for v in values:
+            for g in groups:
+                if compare.within(dict(spec), v, g[0]):
+                    g.append(v)
+                    break
+            else:
+                groups.append([v])
+        return max(groups, key=len)[0]  # max keeps the first of equal sizes
+
+
+@dataclass
+class Cell:
+    """One graded scenario's verdict for one field."""
+
+    scenario: str
+    win: bool
+    predictable: bool  # a public-only prediction is within tolerance
+    how: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"scenario": self.scenario, "win": self.win, "predictable": self.predictable, "how": self.how}
+
+
+def _short(x: float) -> str:
+    return format(x, ".3g")
+
+
+def judge_cell(spec: Mapping[str, Any], scenario: str, got: Any, want: Any,
+               predictions: Sequence[tuple[str, Any]]) -> Cell:
+    """Win, or not, for one output value against the truth and the public-only predictions."""
+    sp = dict(spec)
+    predictable = [label for label, v in predictions if compare.within(sp, v, want)]
+    if compare.within(sp, got, want):
+        return Cell(scenario, True, bool(predictable), "within tolerance")
+    if predictable:
+        return Cell(scenario, False, True, f"public-only {predictable[0]} is within tolerance, the output is not")
+    d_got = cell_distance(sp, got, want)
+    scored = [(cell_distance(sp, v, want), label) for label, v in predictions]
+    if not scored:
+        return Cell(scenario, False, False, "no public-only prediction to beat, and not within tolerance")
+    best, label = min(scored)
+    if d_got < best:
+        return Cell(scenario, True, False, f"closer than every public-only prediction ({_short(d_got)} vs {label} {_short(best)})")
+    return Cell(scenario, False, False, f"public-only {label} is as close or closer ({_short(best)} vs {_short(d_got)})")
+
+
+def _needed(share: Fraction, n: int) -> int:
+    return math.ceil(share * n)
+
+
+def check_tracks(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
+    """One check per output field: does the field follow the truth on the graded set
+    better than any program that only looks at the public scenarios could?"""
+    win_share = Fraction(str(opts["win_share"]))
+    unpredictable_share = Fraction(str(opts["unpredictable_win_share"]))
+    usable = ctx.usable_graded()
+    checks = []
+    if not usable:
+        for name in sorted(ctx.fields):
+            checks.append(make_check(f"tracks:{name}", False, "no graded scenario with a usable output", field=name))
+        return checks
+    model = ctx.public_only()
+    for name, spec in sorted(ctx.fields.items()):
+        cells = [judge_cell(spec, oc.graded.id, oc.output[name], oc.graded.truth[name],
+                            model.predictions(name, oc.graded.parameters)) for oc in usable]
+        wins = sum(c.win for c in cells)
+        need = _needed(win_share, len(cells))
+        hard = [c for c in cells if not c.predictable]
+        hard_wins = sum(c.win for c in hard)
+        hard_need = _needed(unpredictable_share, len(hard))
+        passed = wins >= need and hard_wins >= hard_need
+        reason = (f"wins {wins}/{len(cells)} graded scenarios (needs {need}); "
+                  f"{hard_wins}/{len(hard)} of those the public data cannot predict (needs {hard_need})")
+        if not passed:
+            lost = [c for c in cells if not c.win]
+            if lost:
+                reason += f"; e.g. {lost[0].scenario}: {lost[0].how}"
+        checks.append(make_check(
+            f"tracks:{name}", passed, reason, field=name, wins=wins, needed=need,
+            unpredictable=len(hard), unpredictable_wins=hard_wins, unpredictable_needed=hard_need,
+            got={oc.graded.id: compare.bounded(oc.output[name], 120) for oc in usable},
+            want={oc.graded.id: compare.bounded(oc.graded.truth[name], 120) for oc in usable},
+            cells=[c.to_json() for c in cells], tolerance=compare.describe(spec)))
+    return checks
+
+
+_SHARE_OPTION = {"type": "string", "pattern": r"^\d+/\d+$"}
+
+#: every check family a ladder may name
+CHECKS: dict[str, CheckFamily] = {f.name: f for f in (
+    CheckFamily("workspace_changed", check_workspace_changed, "once",
+                "the workspace holds a file the agent wrote (differs from the starter)"),
+    CheckFamily("reconstruct_exists", check_reconstruct_exists, "once", "reconstruct.py exists"),
+    CheckFamily("reconstruct_compiles", check_reconstruct_compiles, "once", "reconstruct.py compiles"),
+    CheckFamily("public_contract", check_public_contract, "per public scenario",
+                "exit 0 and a JSON object with every output field of the right kind"),
+    CheckFamily("graded_contract", check_graded_contract, "per graded scenario",
+                "the same on every hidden scenario and probe"),
+    CheckFamily("replay", check_replay, "once", "no output replays a published output where the truth differs"),
+    CheckFamily("variance", check_variance, "once", "fields that vary in the truth vary in the outputs"),
+    CheckFamily("response", check_response, "once", "outputs respond to one-axis parameter changes"),
+    CheckFamily("tracks", check_tracks, "per field",
+                "the field wins enough graded scenarios: within tolerance, or closer to the truth than "
+                "every prediction made from the public scenarios alone",
+                {"win_share": {**_SHARE_OPTION, "default": "2/3",
+                               "description": "share of graded scenarios a field must win (rounded up)"},
+                 "unpredictable_win_share": {**_SHARE_OPTION, "default": "1/2",
+                                             "description": "share of the scenarios no public-only prediction "
+                                                            "gets within tolerance that a field must win (rounded up)"}}),
+    CheckFamily("graded_match", check_graded_match, "per graded scenario and field",
+                "every field of every hidden scenario and probe is within tolerance"),
+)}

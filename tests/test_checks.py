@@ -1,0 +1,275 @@
+"""The check table and rung 5 ("outputs follow the truth, not replays").
+
+Unit tests for the public-only predictions and the cell rule, then real gradings on
+every built-in task: the reference, the reference with one field off, honest but
+imprecise programs, and task-agnostic cheats (constant, replay, keyed noise,
+interpolation) written by recon.validate.
+"""
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from collections import Counter
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from recon import Registry
+from recon.checks import CHECKS, PublicOnly, cell_distance, judge_cell, param_distance
+from recon.grader import grade
+from recon.ladder import CHECK_FAMILIES, LADDER_SCHEMA, Quorum, load_ladder
+from recon.outputs import SequenceOf
+from recon import Angle, Exact, Integer, Number, SetOf, Text
+from recon.task import load_task
+from recon.validate import write_generated
+
+FIVE_SIXTHS = 5 / 6
+
+# -- the table -----------------------------------------------------------------------------------
+
+
+def test_ladder_schema_enum_is_the_check_table() -> None:
+    enum = LADDER_SCHEMA["properties"]["rung"]["items"]["properties"]["checks"]["items"]["enum"]
+    assert enum == sorted(CHECKS) and set(CHECK_FAMILIES) == set(CHECKS)
+    assert {"replay", "variance", "response", "tracks", "graded_match"} <= set(CHECKS)
+    for name, fam in CHECKS.items():
+        assert fam.name == name and fam.expands in ("once", "per public scenario", "per graded scenario",
+                                                     "per field", "per graded scenario and field")
+
+
+def test_default_ladder_rung_5_is_tracks_with_a_quorum() -> None:
+    rung = load_ladder("six_rung").rungs[4]
+    assert rung.checks == ("tracks",)
+    assert [rung.quorum.allowed_failures(n) for n in (1, 2, 3, 4, 5, 8, 10, 12)] == [0, 0, 1, 1, 1, 2, 2, 3]
+    assert rung.options_for("tracks") == {"win_share": "2/3", "unpredictable_win_share": "1/2"}
+    assert rung.passes([True] * 8 + [False] * 2) and not rung.passes([True] * 7 + [False] * 3)
+
+
+@given(st.fractions(min_value=0, max_value=1), st.integers(0, 20), st.integers(0, 200))
+def test_a_quorum_never_lets_half_fail(share: Any, at_least: int, n: int) -> None:
+    allowed = Quorum(share, at_least).allowed_failures(n)
+    assert 0 <= allowed and (n == 0 or 2 * allowed < n)
+
+
+LADDER_HEAD = 'name = "x"\n[[rung]]\nindex = 1\nname = "a"\nscore = "1/1"\ndescription = "d"\n'
+
+
+@pytest.mark.parametrize("body,needle", [
+    ('checks = ["tracks"]\nquorum = { may_fail_share = "3/2" }\n', "not a share"),
+    ('checks = ["tracks"]\n[rung.options.tracks]\nwin_share = "5/4"\n', "not a share"),
+    ('checks = ["tracks"]\n[rung.options.tracks]\nsharpness = "1/2"\n', "sharpness"),
+    ('checks = ["graded_match"]\n[rung.options.tracks]\nwin_share = "1/2"\n', "does not check"),
+    ('checks = ["tracks"]\nquorum = { may_fail = 2 }\n', "may_fail"),
+])
+def test_bad_rung_options_are_refused(tmp_path: Path, body: str, needle: str) -> None:
+    from recon.errors import SpecError
+
+    (tmp_path / "x.toml").write_text(LADDER_HEAD + body)
+    with pytest.raises(SpecError, match=needle):
+        load_ladder("x", [tmp_path])
+
+
+# -- distances and predictions --------------------------------------------------------------------
+AXES = {"a": {"kind": "float", "lo": 0.0, "hi": 10.0, "log": False},
+        "t": {"kind": "float", "lo": 0.1, "hi": 10.0, "log": True},
+        "c": {"kind": "choice", "choices": ["x", "y"]},
+        "seed": {"kind": "seed", "lo": 0, "hi": 2 ** 31 - 1}}
+
+
+def test_param_distance_scales_axes_and_counts_categorical_mismatches() -> None:
+    base = {"a": 0.0, "t": 0.1, "c": "x", "seed": 1}
+    assert param_distance(AXES, base, base) == 0.0
+    assert param_distance(AXES, base, {**base, "a": 5.0}) == pytest.approx(0.5)
+    assert param_distance(AXES, base, {**base, "t": 1.0}) == pytest.approx(0.5)  # log space: 0.1 -> 1 is half of 0.1 -> 10
+    assert param_distance(AXES, base, {**base, "c": "y", "seed": 2}) == pytest.approx(math.sqrt(2))
+
+
+def test_cell_distances_per_kind() -> None:
+    assert cell_distance(Number(abs=1).spec(), 1.0, 3.5) == 2.5
+    assert cell_distance(Integer().spec(), 7, 4) == 3
+    assert cell_distance(Angle(tol=1).spec(), 359.0, 2.0) == pytest.approx(3.0)
+    assert cell_distance(Exact().spec(), True, True) == 0.0 and cell_distance(Exact().spec(), True, 1) == 1.0
+    assert cell_distance(Text(normalize="casefold").spec(), "A ", "a") == 0.0
+    assert cell_distance(SetOf().spec(), ["a", "b"], ["b", "c"]) == pytest.approx(2 / 3)
+    assert cell_distance(SetOf().spec(), [], []) == 0.0
+    seq = SequenceOf(Number(abs=0.1)).spec()
+    assert cell_distance(seq, [1.0, 2.0], [1.0, 3.0]) == pytest.approx(0.5)
+    assert cell_distance(seq, [1.0], [1.0, 3.0, 5.0]) == pytest.approx(2 / 3)  # two missing items count 1 each
+    assert cell_distance(Number(abs=1).spec(), 1e308, -1e308) == math.inf
+
+
+def _public_linear(n: int = 6) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    rows = []
+    for i in range(n):
+        p = {"a": 10.0 * i / (n - 1), "t": 0.1 * 100 ** (((i * 7) % n) / (n - 1)), "c": "xy"[i % 2], "seed": 1000 + i}
+        rows.append((p, {"y": 3.0 * p["a"] + 1.0, "k": int(p["a"]), "flag": p["c"] == "x", "s": ["q"] if i % 2 else []}))
+    return rows
+
+
+FIELDS = {"y": Number(abs=0.01).spec(), "k": Integer().spec(), "flag": Exact().spec(), "s": SetOf().spec()}
+
+
+def test_predictions_cover_the_programs_that_do_not_compute() -> None:
+    model = PublicOnly(AXES, FIELDS, _public_linear())
+    probe = {"a": 5.0, "t": 1.0, "c": "x", "seed": 7}
+    preds = dict(model.predictions("y", probe))
+    assert set(preds) == {"nearest", "idw1", "idw2", "idw4", "mean", "median", "linear"}
+    assert preds["mean"] == pytest.approx(16.0) and preds["linear"] == pytest.approx(16.0, abs=0.05)
+    assert all(isinstance(v, int) for _, v in model.predictions("k", probe))
+    assert dict(model.predictions("flag", probe)).keys() == {"nearest", "mode"}
+    # a field that is linear in the parameters is predictable from the public data alone
+    cell = judge_cell(FIELDS["y"], "probe_1", 99.0, 16.0, model.predictions("y", probe))
+    assert not cell.win and cell.predictable and "within tolerance" in cell.how
+
+
+def test_cell_rule() -> None:
+    spec = Number(abs=0.1).spec()
+    preds = [("mean", 10.0), ("nearest", 4.0)]
+    assert judge_cell(spec, "h", 5.05, 5.0, preds).win                            # within tolerance
+    closer = judge_cell(spec, "h", 5.5, 5.0, preds)
+    assert closer.win and not closer.predictable and "closer than every" in closer.how
+    tie = judge_cell(spec, "h", 6.0, 5.0, preds)                                  # as far as the nearest public value
+    assert not tie.win and "nearest" in tie.how
+    predictable = judge_cell(spec, "h", 4.95, 4.0, preds)                         # nearest is exact; 4.95 is not
+    assert not predictable.win and predictable.predictable
+
+
+@given(st.lists(st.floats(-100, 100), min_size=3, max_size=8), st.floats(-100, 100), st.floats(0.01, 5))
+def test_printing_a_public_only_prediction_never_wins_beyond_tolerance(ys: list[float], truth: float, tol: float) -> None:
+    spec = Number(abs=tol).spec()
+    public = [({"a": 10.0 * i / len(ys), "t": 1.0, "c": "x", "seed": i}, {"y": y}) for i, y in enumerate(ys)]
+    model = PublicOnly(AXES, {"y": spec}, public)
+    preds = model.predictions("y", {"a": 3.3, "t": 2.0, "c": "y", "seed": 99})
+    for _, value in preds:
+        cell = judge_cell(spec, "h", value, truth, preds)
+        assert cell.win == (abs(value - truth) <= tol)
+
+
+# -- real gradings on every built-in task ----------------------------------------------------------
+BUILTINS = ["lidar_icp", "chem_smarts", "acoustic_beamforming"]
+NONCES = ["rung5-a", "rung5-b"]
+
+# Honest but imprecise programs: the reference with one small source edit each. The
+# built-in oracles evolve, so each task lists a few candidates; every one that applies
+# must keep rung 5, and at least one must really be imprecise on the graded set.
+HONEST: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
+    "chem_smarts": [
+        # one template scope wrong: the step leaves those compounds alone, so the route
+        # prints the empty result published for other scenarios
+        ("no secondary-alcohol oxidation",
+         [('        ("secondary alcohol", ["[CH1X4:1]([#6:3])([#6:4])[OX2H1:2]>>[C:1]([#6:3])([#6:4])=[O:2]"]),\n', "")]),
+        ("no aryl-chloride dehalogenation", [('        ("aryl chloride", ["[c:1]Cl>>[c:1]"]),\n', "")]),
+        ("no ortho bromination",
+         [('        ("ortho to an activating group", [f"[cH;$(c:c-{ACTIVATOR}):1]>>[c:1]Br"]),\n', "")]),
+    ],
+    "lidar_icp": [
+        # a slightly different ICP stopping rule: iterations (and converged) differ
+        ("stop rule 10x looser", [("STOP_YAW = 1e-6", "STOP_YAW = 1e-5"), ("STOP_SHIFT = 1e-5", "STOP_SHIFT = 1e-4")]),
+        ("at most 6 iterations", [("MAX_ITERATIONS = 30", "MAX_ITERATIONS = 6")]),
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def builtin_tasks(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry, lidar_task: Path) -> dict[str, Path]:
+    from recon.build import build_task
+
+    out = tmp_path_factory.mktemp("rung5")
+    tasks = {"lidar_icp": lidar_task}
+    for name in BUILTINS[1:]:
+        tasks[name] = build_task(session_registry, name, out, workers=2).path
+    return tasks
+
+
+def _reference(ws: Path, task: Path) -> None:
+    shutil.copyfile(task / "solution" / "reconstruct.py", ws / "reconstruct.py")
+
+
+def _generated(name: str) -> Callable[[Path, Path], None]:
+    def write(ws: Path, task: Path) -> None:
+        write_generated(name, ws, load_task(task), task / "solution" / "reconstruct.py")
+    return write
+
+
+def _constant_mode(ws: Path, task: Path) -> None:
+    """A constant: the most common published output (chem_smarts: "no product")."""
+    outs = Counter(json.dumps(sd.truth, sort_keys=True) for sd in load_task(task).public())
+    (ws / "reconstruct.py").write_text(f"import sys\nsys.stdin.read()\nprint({outs.most_common(1)[0][0]!r})\n")
+
+
+PROGRAMS: dict[str, tuple[Callable[[Path, Path], None], float, float]] = {
+    # name: (writer, lowest reward, highest reward)
+    "reference": (_reference, 1.0, 1.0),
+    "one field off": (_generated("one field off"), FIVE_SIXTHS, 1.0 - 1e-6),
+    "keyed noise": (_generated("keyed noise"), 0.0, FIVE_SIXTHS - 1e-6),
+    "constant": (_generated("constant"), 0.0, FIVE_SIXTHS - 1e-6),
+    "constant mode": (_constant_mode, 0.0, FIVE_SIXTHS - 1e-6),
+    "replay": (_generated("replay"), 0.0, FIVE_SIXTHS - 1e-6),
+    "interpolation": (_generated("interpolation"), 0.0, FIVE_SIXTHS - 1e-6),
+}
+CASES = [(t, p) for t in BUILTINS for p in PROGRAMS]
+
+
+@pytest.mark.parametrize("task_name,program", CASES)
+def test_rung_5_separates_computing_from_not(task_name: str, program: str, builtin_tasks: dict[str, Path],
+                                              tmp_path: Path) -> None:
+    task = builtin_tasks[task_name]
+    writer, lo, hi = PROGRAMS[program]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    writer(ws, task)
+    for nonce in NONCES:
+        g = grade(task, ws, runtime="local", nonce=nonce, workers=2)
+        r5 = g["rungs"][4]
+        why = [(c["id"], c["reason"]) for c in r5["checks"] if not c["passed"]][:4]
+        assert lo - 1e-9 <= g["reward"] <= hi + 1e-9, (task_name, program, nonce, g["reward"], why)
+        if hi < FIVE_SIXTHS:
+            # the cheats speak the contract: it is rung 5 that stops them
+            assert g["rung"]["index"] == 4 and r5["examined"] and not r5["passed"], (program, nonce)
+        assert r5["may_fail"] == max(1, len(g["rungs"][4]["checks"]) // 4) or not r5["examined"]
+        for c in r5["checks"]:
+            assert c["id"] == f"tracks:{c['field']}" and {"got", "want", "cells", "wins", "needed"} <= set(c)
+            assert f"wins {c['wins']}/{len(c['cells'])}" in c["reason"]
+
+
+@pytest.mark.parametrize("task_name", sorted(HONEST))
+def test_honest_but_imprecise_programs_keep_rung_5(task_name: str, builtin_tasks: dict[str, Path], tmp_path: Path) -> None:
+    task = builtin_tasks[task_name]
+    reference = (task / "solution" / "reconstruct.py").read_text()
+    rewards: dict[str, list[float]] = {}
+    for label, edits in HONEST[task_name]:
+        if not all(old in reference for old, _ in edits):
+            continue  # the reference moved on; another candidate covers the task
+        source = reference
+        for old, new in edits:
+            source = source.replace(old, new)
+        ws = tmp_path / label.replace(" ", "_")
+        ws.mkdir()
+        (ws / "reconstruct.py").write_text(source)
+        for nonce in NONCES:
+            g = grade(task, ws, runtime="local", nonce=nonce, workers=2)
+            why = [(c["id"], c["reason"]) for c in g["rungs"][4]["checks"] if not c["passed"]][:4]
+            assert g["reward"] >= FIVE_SIXTHS - 1e-9, (label, nonce, g["reward"], why)
+            rewards.setdefault(label, []).append(g["reward"])
+    assert rewards, f"no honest variant applies to the {task_name} reference any more: update HONEST"
+    assert any(min(r) < 1.0 for r in rewards.values()), f"no variant is imprecise here: {rewards}"
+
+
+def test_validate_names_the_fields_that_let_a_cheat_through() -> None:
+    from recon.validate import GENERATED, _generated_detail
+
+    noise = next(g for g in GENERATED if g.name == "keyed noise")
+    checks = [{"id": f"tracks:{f}", "passed": f != "b"} for f in "abcde"]
+    graded = {"reward": 0.9, "rung": {"index": 5},
+              "rungs": [{"checks": []}] * 4 + [{"examined": True, "checks": checks, "failed": 1, "may_fail": 1},
+                        {"examined": True, "checks": [{"id": "graded_match:h:a", "passed": False}]}]}
+    detail = _generated_detail(graded, noise)
+    assert detail.startswith("rung 5: rung 5 let it pass on tracks:a, tracks:c, tracks:d, tracks:e")
+    graded["reward"], graded["rung"] = 0.7, {"index": 4}
+    graded["rungs"][4]["checks"] = [{"id": "tracks:a", "passed": True}, {"id": "tracks:b", "passed": False}]
+    assert _generated_detail(graded, noise) == "rung 4; failing tracks:b, graded_match:h:a; rung 5 passed only tracks:a"
+    assert [g.name for g in GENERATED] == ["constant", "replay", "keyed noise", "interpolation", "one field off"]
