@@ -2,8 +2,10 @@
 
 An axis validates values, maps a point of the unit interval to a value (the sweep
 draws the points), names its edges, and describes itself as a JSON Schema fragment.
-Constructors only record their arguments; ``@oracle`` checks them, so an error can
-name the plugin and the axis (see :meth:`Axis.problems`).
+Every axis carries ``doc=``: what the parameter means and its unit, in words the agent
+reads (the instruction's parameter table). Constructors only record their arguments;
+``@oracle`` checks them, so an error can name the plugin and the axis (see
+:meth:`Axis.problems`).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ class Axis:
     """Base class of every axis kind."""
 
     kind: str = "axis"
+    doc: str | None = None   # public: what the parameter means, with its unit
 
     def problems(self) -> list[tuple[str, str]]:
         """Definition errors as (what is wrong, what to do instead)."""
@@ -72,8 +75,8 @@ class Float(Axis):
 
     kind = "float"
 
-    def __init__(self, lo: float, hi: float, log: bool = False, *, digits: int = 6) -> None:
-        self.lo, self.hi, self.log, self.digits = lo, hi, log, digits
+    def __init__(self, lo: float, hi: float, log: bool = False, *, digits: int = 6, doc: str | None = None) -> None:
+        self.lo, self.hi, self.log, self.digits, self.doc = lo, hi, log, digits, doc
 
     def problems(self) -> list[tuple[str, str]]:
         out: list[tuple[str, str]] = []
@@ -119,7 +122,7 @@ class Float(Axis):
         for v in (lo, hi):
             if self.validate(v):
                 raise ValueError(f"narrowed bound {v!r} is outside [{self.lo!r}, {self.hi!r}]")
-        new = Float(lo, hi, log=spec.get("log", self.log), digits=self.digits)
+        new = Float(lo, hi, log=spec.get("log", self.log), digits=self.digits, doc=self.doc)
         if new.problems():
             raise ValueError(new.problems()[0][0])
         return new
@@ -130,8 +133,8 @@ class Int(Axis):
 
     kind = "int"
 
-    def __init__(self, lo: int, hi: int) -> None:
-        self.lo, self.hi = lo, hi
+    def __init__(self, lo: int, hi: int, *, doc: str | None = None) -> None:
+        self.lo, self.hi, self.doc = lo, hi, doc
 
     def problems(self) -> list[tuple[str, str]]:
         for v in (self.lo, self.hi):
@@ -166,7 +169,7 @@ class Int(Axis):
         for v in (lo, hi):
             if self.validate(v):
                 raise ValueError(f"narrowed bound {v!r} is outside [{self.lo!r}, {self.hi!r}]")
-        new = Int(lo, hi)
+        new = Int(lo, hi, doc=self.doc)
         if new.problems():
             raise ValueError(new.problems()[0][0])
         return new
@@ -177,8 +180,9 @@ class Choice(Axis):
 
     kind = "choice"
 
-    def __init__(self, values: Sequence[Any]) -> None:
+    def __init__(self, values: Sequence[Any], *, doc: str | None = None) -> None:
         self.values = list(values) if isinstance(values, (list, tuple)) else values
+        self.doc = doc
 
     def problems(self) -> list[tuple[str, str]]:
         if not isinstance(self.values, list) or not self.values:
@@ -215,7 +219,7 @@ class Choice(Axis):
         for v in values:
             if self.validate(v):
                 raise ValueError(f"narrowed choice {v!r} is not one of {self.values!r}")
-        new = Choice(values)
+        new = Choice(values, doc=self.doc)
         if new.problems():
             raise ValueError(new.problems()[0][0])
         return new
@@ -226,8 +230,8 @@ class Bool(Choice):
 
     kind = "bool"
 
-    def __init__(self) -> None:
-        super().__init__([False, True])
+    def __init__(self, *, doc: str | None = None) -> None:
+        super().__init__([False, True], doc=doc)
 
     def json_schema(self) -> dict[str, Any]:
         return {"type": "boolean"}
@@ -241,8 +245,8 @@ class Seed(Int):
 
     kind = "seed"
 
-    def __init__(self, lo: int = 0, hi: int = SEED_MAX) -> None:
-        super().__init__(lo, hi)
+    def __init__(self, lo: int = 0, hi: int = SEED_MAX, *, doc: str | None = None) -> None:
+        super().__init__(lo, hi, doc=doc)
 
     def describe(self) -> dict[str, Any]:
         return {"kind": "seed", "lo": self.lo, "hi": self.hi}

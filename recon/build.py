@@ -23,8 +23,8 @@ from .instruction import render_instruction, render_workspace_readme
 from .oracle import Oracle
 from .registry import Registry
 from .runtimes.base import Limits
-from .sweep import (SweepSpec, build_secret, derive_task_key, hidden_scenarios, load_spec, public_scenarios,
-                    run_scenarios, ScenarioRun)
+from .sweep import (SweepSpec, build_secret, derive_task_key, load_spec, run_scenarios, ScenarioRun,
+                    select_scenarios)
 
 __all__ = ["build_task", "BuildResult", "PackageOptions", "generate_feedback_tool", "pinned", "DEFAULT_PROBES",
            "BASE_IMAGE", "DISCLOSE_CHOICES", "disclosed_name"]
@@ -205,12 +205,18 @@ def build_task(
     base_image: str = BASE_IMAGE,
     disclose: str | None = None,
     checkpoint_every: float | None = DEFAULT_CHECKPOINT_EVERY,
+    select: str | None = None,
+    log: Callable[[str], None] | None = None,
 ) -> BuildResult:
     """Build oracle ``name`` into ``out_dir/<task_name or name>``; returns what was done.
 
     ``disclose="recipe"`` builds the easier variant whose instruction adds the oracle's
     recipe: its task id gains the suffix ``__recipe`` (``lidar_icp__recipe``,
     ``lidar_icp__06__recipe``) and task.toml records ``[metadata] disclose = "recipe"``.
+
+    ``select`` overrides the sweep spec's scenario selection (``"random"`` or ``"stress"``:
+    hidden scenarios chosen from a keyed pool by the mutants of the reference they kill,
+    see :mod:`recon.selection`); ``log`` receives its progress lines.
     """
     opts = PackageOptions(probes=probes, base_image=base_image, disclose=disclose,
                           checkpoint_every=checkpoint_every or None)  # 0 or None: no checkpoints
@@ -219,11 +225,11 @@ def build_task(
     if oracle.reference is None:
         raise BuildError(f"oracle {name!r} ({oracle.location}) declares no reference solution",
                          hint='add reference="reference.py" (a standalone reconstruct.py) to @oracle(...)')
-    spec = load_spec(oracle, spec_path, n_public=n_public, n_hidden=n_hidden, seed=seed)
+    spec = load_spec(oracle, spec_path, n_public=n_public, n_hidden=n_hidden, seed=seed, select=select)
     secret_bytes, secret_source = build_secret(secret)
     key = derive_task_key(secret_bytes, oracle, spec)
-    public = public_scenarios(oracle, spec)
-    hidden = hidden_scenarios(oracle, spec, key, public)
+    sel = select_scenarios(oracle, spec, key, workers=workers, progress=log)
+    public, hidden = sel.public, sel.hidden
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
     verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.toolkit])))
     limits = Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))
@@ -233,6 +239,10 @@ def build_task(
         with atomic_directory(target, marker=MARKER) as tmp:
             runs = _assemble(tmp, registry, oracle, task_id, spec, key, public, hidden, toolkit, verifier_pins,
                              limits, workers, progress, opts)
+            if sel.report is not None:
+                # what the chosen scenarios kill: verifier side only (it names hidden scenarios)
+                canonjson.write(tmp / "tests" / "selection.json", sel.report)
+                os.chmod(tmp / "tests" / "selection.json", 0o644)
     except ReconError:
         raise
     except OSError as exc:

@@ -8,15 +8,45 @@ An output field is described by a *spec*: a small JSON object such as
 ``{"kind": "number", "abs": 0.001, "rel": 0.0}``. Comparison is typed first (a string
 never equals a number, ``true`` never equals ``1``), then tolerant. NaN and Infinity
 never equal anything.
+
+Everything here treats a program's output as hostile: :func:`parse_stdout` bounds the
+size, nesting depth and element count of what it parses and refuses non-finite numbers
+and integers beyond +-2**63; set fields are capped in length and count; SMILES are
+canonicalised by RDKit in a separate helper process with time and memory limits, so a
+molecule that makes RDKit crash or spin costs that one value ("unparseable"), never the
+grader or the feedback tool.
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
+import os
+import re
 import sys
+import threading
+import time
 from typing import Any, NamedTuple
 
 KINDS = ("number", "integer", "exact", "text", "angle", "set", "sequence")
+
+#: nesting depth of a program's output JSON ([[1]] has depth 2)
+MAX_DEPTH = 64
+#: JSON values (scalars and containers) in one output
+MAX_ELEMENTS = 1_000_000
+#: characters of stdout parsed as JSON
+MAX_CHARS = 16 << 20
+#: integers beyond this magnitude are refused (they overflow every float comparison)
+MAX_INT = 2 ** 63
+#: items of a set field, and characters of one item
+MAX_SET_ITEMS = 1000
+MAX_SET_ITEM_CHARS = 4096
+#: seconds one SMILES may take in the helper, and in all for one set value
+SMILES_ITEM_SECONDS = 5.0
+SMILES_VALUE_SECONDS = 15.0
+#: address space and CPU seconds of the SMILES helper process
+SMILES_MEMORY = 2 << 30
+SMILES_CPU_SECONDS = 300
 
 PASS = "PASS"
 MISMATCH = "MISMATCH"
@@ -30,6 +60,7 @@ class FieldResult(NamedTuple):
     field: str
     status: str  # PASS, MISMATCH, MISSING or WRONG_KIND
     detail: str  # empty for PASS; "got ... want ... (tolerance)" otherwise
+    margin: float | None = None  # distance in units of the tolerance (None: not a numeric kind)
 
     @property
     def ok(self) -> bool:
@@ -37,21 +68,63 @@ class FieldResult(NamedTuple):
 
 
 def fmt(value: Any, limit: int = 60) -> str:
-    """A short, readable rendering of a JSON value for one-line reports."""
+    """A short, readable rendering of a JSON value for one-line reports.
+
+    Renders at most about ``limit`` characters of the value, however large or deep it is.
+    """
     if isinstance(value, bool) or value is None:
         text = json.dumps(value)
     elif isinstance(value, float):
         text = format(value, ".6g") if math.isfinite(value) else repr(value)
-    elif isinstance(value, (int, str)):
-        text = json.dumps(value, ensure_ascii=False)
+    elif isinstance(value, int):
+        text = str(value) if abs(value) <= MAX_INT else f"<integer of {value.bit_length()} bits>"
+    elif isinstance(value, str):
+        text = json.dumps(value[: limit + 1], ensure_ascii=False)
     else:
-        try:
-            text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=repr)
-        except ValueError:
-            text = repr(value)
+        text = _prefix(value, limit + 1)
     if len(text) > limit:
-        text = text[: limit - 3] + "..."
+        text = text[: max(0, limit - 3)] + "..."
     return text
+
+
+def _prefix(value: Any, limit: int) -> str:
+    """The first ``limit`` characters of ``value`` as compact JSON, rendered lazily (a
+    huge output is never encoded in full just to be cut)."""
+    try:
+        if _depth_exceeds(value, MAX_DEPTH):
+            return f"<a JSON {_kind_name(value)} nested deeper than {MAX_DEPTH} levels>"
+        enc = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=repr)
+        parts: list[str] = []
+        size = 0
+        for chunk in enc.iterencode(value):
+            parts.append(chunk[: limit - size + 1])
+            size += len(parts[-1])
+            if size > limit:
+                break
+        return "".join(parts)
+    except (ValueError, TypeError, RecursionError):
+        return f"<an unrenderable {type(value).__name__}>"
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (iterative: no recursion to exhaust)."""
+    stack = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, (list, dict)):
+            if d > limit:
+                return True
+            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
+def bounded(value: Any, limit: int = 400, depth: int = 16) -> Any:
+    """``value`` itself when its compact JSON fits in ``limit`` characters and nests at
+    most ``depth`` levels, else a string rendering of its beginning: what reports may
+    record of an untrusted output."""
+    if not _depth_exceeds(value, depth) and not _has_nonfinite(value) and len(_prefix(value, limit + 1)) <= limit:
+        return value
+    return fmt(value, limit)
 
 
 def _is_number(value: Any) -> bool:
@@ -111,14 +184,24 @@ def kind_error(spec: dict[str, Any], value: Any) -> str | None:
     want: str
     if kind in ("number", "angle"):
         ok, want = _is_number(value), "a number"
+        if ok and isinstance(value, int) and abs(value) > MAX_INT:
+            return f"the integer {fmt(value, 30)} is beyond +-2**63"
     elif kind == "integer":
         ok, want = isinstance(value, int) and not isinstance(value, bool), "an integer"
+        if ok and abs(value) > MAX_INT:
+            return f"the integer {fmt(value, 30)} is beyond +-2**63"
     elif kind == "exact":
         return None
     elif kind == "text":
         ok, want = isinstance(value, str), "a string"
     elif kind == "set":
         ok, want = isinstance(value, list) and all(isinstance(v, str) for v in value), "a list of strings"
+        if ok and len(value) > MAX_SET_ITEMS:
+            return f"a set of at most {MAX_SET_ITEMS} items is expected, got {len(value)} items"
+        if ok:
+            for i, v in enumerate(value):
+                if len(v) > MAX_SET_ITEM_CHARS:
+                    return f"item {i} is {len(v)} characters long (at most {MAX_SET_ITEM_CHARS})"
     elif kind == "sequence":
         ok, want = isinstance(value, list), "a list"
         if ok:
@@ -133,38 +216,215 @@ def kind_error(spec: dict[str, Any], value: Any) -> str | None:
     return f"expected {want}, got {_kind_name(value)} {fmt(value, 30)}"
 
 
-def _smiles_canonicalizer() -> Any:
-    if "site" not in sys.modules:  # started with -S (the feedback tool): find site-packages now
-        import site
-
-        site.main()
+# The SMILES helper: RDKit runs in a child process, never in the grader or the feedback
+# tool. A 20,000-atom chain makes RDKit recurse until it segfaults, and canonicalisation
+# time grows quadratically with size, so each value gets a time limit, the helper runs
+# under memory and CPU rlimits, and a crash or timeout costs only the value at hand.
+_HELPER_SOURCE = """
+import json, sys
+try:
+    import resource
+    for which, value in ((resource.RLIMIT_AS, @MEM@), (resource.RLIMIT_CPU, @CPU@), (resource.RLIMIT_CORE, 0)):
+        soft, hard = resource.getrlimit(which)
+        if hard != resource.RLIM_INFINITY:
+            value = min(value, hard)
+        resource.setrlimit(which, (value, hard))
+except (ImportError, ValueError, OSError):
+    pass
+try:
+    from rdkit import Chem, RDLogger
+    RDLogger.DisableLog("rdApp.*")
+except Exception:
+    sys.stdout.write("no-rdkit\\n")
+    sys.stdout.flush()
+    sys.exit(0)
+sys.stdout.write("ready\\n")
+sys.stdout.flush()
+for line in sys.stdin:
     try:
-        from rdkit import Chem, RDLogger
-    except ImportError:
-        return None
-    RDLogger.DisableLog("rdApp.*")  # type: ignore[attr-defined]
-
-    def canon(s: str) -> str | None:
-        mol = Chem.MolFromSmiles(s)
-        return None if mol is None else Chem.MolToSmiles(mol)
-
-    return canon
+        mol = Chem.MolFromSmiles(json.loads(line))
+        out = None if mol is None else Chem.MolToSmiles(mol)
+    except Exception:
+        out = None
+    sys.stdout.write(json.dumps(out) + "\\n")
+    sys.stdout.flush()
+"""
 
 
-_CANON_CACHE: dict[str, Any] = {}
+class SmilesHelper:
+    """A persistent child process that canonicalises SMILES with RDKit, under limits.
+
+    :meth:`canonical` returns the canonical SMILES, or None when the string does not
+    parse, the helper crashed on it, or it took longer than ``item_seconds`` (the helper
+    is then killed and restarted on the next call). :attr:`available` is False when RDKit
+    cannot be imported (SMILES then compare as written).
+    """
+
+    def __init__(self, *, item_seconds: float = SMILES_ITEM_SECONDS, memory: int = SMILES_MEMORY,
+                 cpu_seconds: int = SMILES_CPU_SECONDS, python: str | None = None) -> None:
+        self.item_seconds = item_seconds
+        self.memory = memory
+        self.cpu_seconds = cpu_seconds
+        self.python = python or sys.executable or "python3"
+        self.available: bool | None = None  # None: not started yet
+        self.problem = ""
+        self.crashes = 0
+        self._proc: Any = None
+        self._buf = b""
+        self._lock = threading.Lock()
+
+    def ready(self) -> bool:
+        """Whether RDKit canonicalises SMILES here (starts the helper the first time)."""
+        with self._lock:
+            if self.available is None:
+                self._ensure()
+            return bool(self.available)
+
+    def _ensure(self) -> bool:
+        if self._proc is not None and self._proc.poll() is None:
+            return True
+        if self.available is False:
+            return False
+        import subprocess  # noqa: PLC0415 - only when a SMILES field is compared
+
+        code = _HELPER_SOURCE.replace("@MEM@", str(int(self.memory))).replace("@CPU@", str(int(self.cpu_seconds)))
+        self._buf = b""
+        try:
+            self._proc = subprocess.Popen([self.python, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                          stderr=subprocess.DEVNULL, cwd="/", start_new_session=True)
+        except OSError as exc:
+            self.available, self.problem = False, f"cannot start {self.python}: {exc}"
+            return False
+        hello = self._readline(time.monotonic() + 120.0)
+        if hello == b"ready":
+            self.available = True
+            return True
+        self._kill()
+        if self.available is None:
+            # Never started: RDKit is missing, or it cannot even import under the limits.
+            self.available = False
+            self.problem = "RDKit is not importable" if hello == b"no-rdkit" else "the RDKit helper did not start"
+        return False
+
+    def _readline(self, deadline: float) -> bytes | None:
+        import select  # noqa: PLC0415
+
+        fd = self._proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or len(self._buf) > (1 << 20):
+                return None
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                return None
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                return None  # the helper died
+            self._buf += chunk
+        line, self._buf = self._buf.split(b"\n", 1)
+        return line.strip()
+
+    def canonical(self, smiles: str, timeout: float | None = None) -> str | None:
+        """RDKit's canonical form of ``smiles``; None when it does not parse, crashes the
+        helper or times out. Call only when :meth:`ready` is True."""
+        limit = self.item_seconds if timeout is None else min(timeout, self.item_seconds)
+        with self._lock:
+            if not self._ensure():
+                return None
+            try:
+                self._proc.stdin.write(json.dumps(smiles).encode("utf-8") + b"\n")
+                self._proc.stdin.flush()
+            except OSError:
+                line = None
+            else:
+                line = self._readline(time.monotonic() + max(0.0, limit))
+            if line is None:  # crashed or too slow: that value is unparseable
+                self.crashes += 1
+                self._kill()
+                return None
+            try:
+                out = json.loads(line)
+            except ValueError:
+                out = None
+            return out if isinstance(out, str) else None
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        try:
+            proc.kill()
+        except OSError:
+            pass
+        try:
+            proc.wait(timeout=10)
+        except Exception:  # noqa: BLE001 - a zombie is the worst outcome here
+            pass
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        """Stop the helper (the next call starts a new one)."""
+        with self._lock:
+            self._kill()
+            self._buf = b""
+
+
+_HELPER: list[SmilesHelper] = []
+_HELPER_LOCK = threading.Lock()
+_CANON_CACHE: dict[str, str | None] = {}
+_CANON_CACHE_MAX = 100_000
+
+
+def smiles_helper() -> SmilesHelper:
+    """The process-wide SMILES helper (started on first use)."""
+    with _HELPER_LOCK:
+        if not _HELPER:
+            import atexit  # noqa: PLC0415
+
+            _HELPER.append(SmilesHelper())
+            atexit.register(close_smiles_helper)
+        return _HELPER[0]
+
+
+def close_smiles_helper() -> None:
+    """Stop the SMILES helper process, if one runs (it restarts on demand)."""
+    with _HELPER_LOCK:
+        helpers = list(_HELPER)
+    for h in helpers:
+        h.close()
 
 
 def normalize_set(spec: dict[str, Any], values: list[str]) -> tuple[list[str], list[str]]:
-    """Normalise a set field: returns (sorted unique items, items that did not parse)."""
+    """Normalise a set field: returns (sorted unique items, items that did not parse).
+
+    SMILES are canonicalised by the helper process; an item it cannot canonicalise in
+    time (or at all), an item longer than MAX_SET_ITEM_CHARS, and every item left when
+    the value's time budget is spent count as unparseable.
+    """
     norm = spec.get("normalize")
     bad: list[str] = []
     out: set[str] = set()
     if norm == "smiles":
-        if "smiles" not in _CANON_CACHE:
-            _CANON_CACHE["smiles"] = _smiles_canonicalizer()
-        canon = _CANON_CACHE["smiles"]
+        helper = smiles_helper()
+        if not helper.ready():
+            return sorted(set(values)), []  # no RDKit here: compare as written
+        deadline = time.monotonic() + SMILES_VALUE_SECONDS
         for v in values:
-            c = canon(v) if canon is not None else v
+            if v in _CANON_CACHE:
+                c = _CANON_CACHE[v]
+            elif len(v) > MAX_SET_ITEM_CHARS or time.monotonic() >= deadline:
+                c = None
+            else:
+                left = deadline - time.monotonic()
+                c = helper.canonical(v, timeout=left)
+                if c is not None or left >= helper.item_seconds:  # not merely cut short by this value's budget
+                    if len(_CANON_CACHE) >= _CANON_CACHE_MAX:
+                        _CANON_CACHE.clear()
+                    _CANON_CACHE[v] = c
             if c is None:
                 bad.append(v)
             else:
@@ -178,9 +438,7 @@ def normalize_set(spec: dict[str, Any], values: list[str]) -> tuple[list[str], l
 
 def smiles_available() -> bool:
     """Whether RDKit can canonicalise SMILES here (else SMILES compare as written)."""
-    if "smiles" not in _CANON_CACHE:
-        _CANON_CACHE["smiles"] = _smiles_canonicalizer()
-    return _CANON_CACHE["smiles"] is not None
+    return smiles_helper().ready()
 
 
 def within(spec: dict[str, Any], got: Any, want: Any) -> bool:
@@ -240,13 +498,58 @@ def check(spec: dict[str, Any], got: Any, want: Any) -> tuple[bool, str]:
 
 
 def _has_nonfinite(value: Any) -> bool:
-    if isinstance(value, float):
-        return not math.isfinite(value)
-    if isinstance(value, list):
-        return any(_has_nonfinite(v) for v in value)
-    if isinstance(value, dict):
-        return any(_has_nonfinite(v) for v in value.values())
+    stack = [value]
+    while stack:
+        v = stack.pop()
+        if isinstance(v, float) and not math.isfinite(v):
+            return True
+        if isinstance(v, list):
+            stack.extend(v)
+        elif isinstance(v, dict):
+            stack.extend(v.values())
     return False
+
+
+def margin(spec: dict[str, Any], got: Any, want: Any) -> float | None:
+    """How far ``got`` is from ``want`` in units of the field's tolerance (0 = exact, 1 =
+    at the edge); None for kinds without a scale (exact, text, set), a zero tolerance
+    that is exceeded, or values of the wrong kind."""
+    if kind_error(spec, got) is not None:
+        return None
+    kind = spec["kind"]
+    if kind == "number":
+        g, w = float(got), float(want)
+        tol = max(float(spec.get("abs", 0.0)), float(spec.get("rel", 0.0)) * max(abs(g), abs(w)))
+        diff = abs(g - w)
+    elif kind == "integer":
+        tol, diff = float(spec.get("tol", 0)), float(abs(int(got) - int(want)))
+    elif kind == "angle":
+        period = float(spec.get("period", 360.0))
+        d = abs(float(got) - float(want)) % period
+        tol, diff = float(spec["tol"]), min(d, period - d)
+    elif kind == "sequence":
+        if len(got) != len(want):
+            return None
+        items = [margin(spec["item"], g, w) for g, w in zip(got, want)]
+        if any(m is None for m in items):
+            return None
+        return max((m for m in items if m is not None), default=0.0)
+    else:
+        return None
+    if not math.isfinite(diff):
+        return None
+    if diff == 0:
+        return 0.0
+    return diff / tol if tol > 0 else None
+
+
+def format_margin(m: float | None) -> str:
+    """A margin for a report line: "0.62 tol", "230 tol"; empty when there is none."""
+    if m is None:
+        return ""
+    if m < 10:
+        return f"{m:.2f} tol"
+    return f"{m:.0f} tol" if m < 1e6 else f"{m:.2e} tol"
 
 
 def compare_output(fields: dict[str, dict[str, Any]], got: dict[str, Any], want: dict[str, Any]) -> list[FieldResult]:
@@ -262,7 +565,7 @@ def compare_output(fields: dict[str, dict[str, Any]], got: dict[str, Any], want:
             results.append(FieldResult(name, WRONG_KIND, kerr))
             continue
         ok, detail = check(spec, got[name], want[name])
-        results.append(FieldResult(name, PASS if ok else MISMATCH, detail))
+        results.append(FieldResult(name, PASS if ok else MISMATCH, detail, margin(spec, got[name], want[name])))
     return results
 
 
@@ -281,20 +584,82 @@ def contract_errors(fields: dict[str, dict[str, Any]], got: Any) -> list[str]:
     return errors
 
 
+class _Refused(ValueError):
+    """A JSON value recon refuses to hold (the message is the reason)."""
+
+
 def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
+    raise _Refused(f"{name} is not valid JSON")
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _Refused(f"the number {fmt(text, 30)} is not a finite float (it overflows to infinity)")
+    return value
+
+
+def _parse_int(text: str) -> int:
+    # Bound the digits before converting: int() of a huge literal costs quadratic time.
+    if len(text) > 20:
+        raise _Refused(f"the integer {fmt(text, 30)} ({len(text.lstrip('-'))} digits) is beyond +-2**63")
+    value = int(text)
+    if abs(value) > MAX_INT:
+        raise _Refused(f"the integer {text} is beyond +-2**63")
+    return value
+
+
+# A JSON string (no raw control characters, as json.loads requires), and everything
+# that is not a bracket or a comma once strings are gone.
+_JSON_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')
+_NOT_STRUCTURE = re.compile(r"[^\[\]{},]+")
+_DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1, ",": 0}
+
+
+def shape_problem(text: str) -> str | None:
+    """Why ``text`` is too big, too deep or has too many elements to parse, or None.
+
+    Scans without parsing (regular expressions and counting), so nothing recurses: the
+    json module's parser recurses once per nesting level.
+    """
+    if len(text) > MAX_CHARS:
+        return f"the output is {len(text)} characters long (at most {MAX_CHARS})"
+    skeleton = _NOT_STRUCTURE.sub("", _JSON_STRING.sub("0", text))
+    elements = skeleton.count(",") + skeleton.count("[") + skeleton.count("{") + 1
+    if elements > MAX_ELEMENTS:
+        return f"the output holds about {elements} JSON values (at most {MAX_ELEMENTS})"
+    deepest = max(itertools.accumulate(_DEPTH_STEP[c] for c in skeleton), default=0)
+    if deepest > MAX_DEPTH:
+        return f"the output nests {deepest} levels deep (at most {MAX_DEPTH})"
+    return None
 
 
 def parse_stdout(stdout: bytes) -> tuple[Any, str | None]:
-    """Decode a program's stdout as one JSON value: (value, None) or (None, why not)."""
+    """Decode a program's stdout as one JSON value: (value, None) or (None, why not).
+
+    Never raises: outputs too large, too deep or with too many elements, non-finite
+    numbers and integers beyond +-2**63 are refused with a reason.
+    """
+    if len(stdout) > 4 * MAX_CHARS:
+        return None, f"the output is {len(stdout)} bytes long (at most {MAX_CHARS} characters)"
     try:
         text = stdout.decode("utf-8")
     except UnicodeDecodeError as exc:
         return None, f"output is not UTF-8 ({exc.reason} at byte {exc.start})"
     if not text.strip():
         return None, "no output on stdout"
+    problem = shape_problem(text)
+    if problem is not None:
+        return None, f"unusable JSON on stdout: {problem}"
     try:
-        return json.loads(text, parse_constant=_reject_constant), None
-    except ValueError as exc:
+        value = json.loads(text, parse_constant=_reject_constant, parse_float=_parse_float, parse_int=_parse_int)
+        # "\\udc80" is valid JSON but not Unicode text: it could never be written back out.
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return value, None
+    except UnicodeEncodeError:
+        return None, "unusable JSON on stdout: a string holds a lone UTF-16 surrogate escape, which is not text"
+    except _Refused as exc:
+        return None, f"unusable JSON on stdout: {exc}"
+    except (ValueError, RecursionError) as exc:
         first = text.strip().splitlines()[0] if text.strip() else ""
-        return None, f"invalid JSON on stdout ({exc}); it starts with {fmt(first, 50)}"
+        return None, f"invalid JSON on stdout ({fmt(str(exc), 120)}); it starts with {fmt(first, 50)}"

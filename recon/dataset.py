@@ -127,7 +127,8 @@ def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], w
         task_name = variant_name(name, variant)
     res = build_task(registry, name, out, n_public=opts.get("n_public"), n_hidden=opts.get("n_hidden"), seed=seed,
                      spec_path=opts.get("spec_path"), secret=opts.get("secret"), task_name=task_name,
-                     workers=workers, progress=progress, **_package_opts(opts))
+                     workers=workers, progress=progress, select=opts.get("select"), log=opts.get("log"),
+                     **_package_opts(opts))
     return DatasetEntry(res.path.name, oracle.name, oracle.version, res.path, tree_digest(res.path), res.spec.seed,
                         variant, res.spec.n_public, res.spec.n_hidden, res.oracle_seconds, res.secret_source)
 
@@ -177,6 +178,7 @@ def build_all(registry: Registry, out: Path | str, *, names: list[str] | None = 
 
     Every task is attempted; if any fails, :class:`BuildError` lists the failures after
     the others are done (each task is atomic, so nothing half-written remains)."""
+    opts.pop("log", None)  # progress lines of one build; tasks here build side by side in workers
     out = Path(out)
     names = sorted(names if names is not None else registry.names())
     if not names:

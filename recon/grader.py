@@ -1,67 +1,41 @@
 """The six-rung ladder grader (DESIGN §6).
 
-``grade`` runs an untrusted workspace through a sandbox runtime on the public
-scenarios, the hidden scenarios and fresh probes drawn now from the private oracle,
-evaluates each rung's checks (a rung is examined only when the one below passed) and
-returns the grading document that ``write_outputs`` turns into reward.txt,
+``grade`` snapshots the untrusted workspace once, then walks the ladder: each rung's
+check families (the table in :mod:`recon.checks`) run against a shared
+:class:`~recon.checks.GradingContext`, which runs the submission from the snapshot through
+a sandbox runtime on the public scenarios, the hidden scenarios and fresh probes drawn
+now from the private oracle. A rung is examined only when the one below passed. The
+result is the grading document that ``write_outputs`` turns into reward.txt,
 reward.json and grading.json.
 """
 from __future__ import annotations
 
 import datetime as _dt
 import importlib
-import hashlib
 import os
 import secrets
-import stat
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
 from . import __version__, canonjson, compare
+from .checks import CHECKS, MAX_SOURCE_BYTES, GradingContext, Graded, Outcome
 from .errors import TaskError
 from .ladder import Ladder, load_ladder, score
 from .oracle import Oracle
 from .registry import Registry
-from .runtimes.base import Limits, RunResult, Runtime, get_runtime
+from .runtimes.base import Limits, Runtime, get_runtime
+from .runtimes.snapshot import snapshot_workspace
 from .sweep import Scenario, SweepSpec, probe_scenarios, run_scenario
 from .task import ScenarioDir, Task, load_task
 
 __all__ = ["grade", "write_outputs", "render_table", "resolve_oracle", "MAX_SOURCE_BYTES"]
 
-MAX_SOURCE_BYTES = 5 << 20
-IGNORED_NAMES = {"__pycache__", ".ipynb_checkpoints"}
-
-
-@dataclass
-class Graded:
-    """A scenario the submission is run on, with the truth."""
-
-    id: str
-    document: dict[str, Any]
-    truth: dict[str, Any]
-    inputs: dict[str, Path]
-    kind: str  # public, hidden or probe
-
-    @property
-    def parameters(self) -> dict[str, Any]:
-        return dict(self.document["parameters"])
-
-
-@dataclass
-class Outcome:
-    graded: Graded
-    result: RunResult
-    output: Any
-    problems: list[str]  # why it does not speak the contract (empty: it does)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems
+#: special files a snapshot skipped that grading.json lists by name
+MAX_SKIPPED_LISTED = 20
 
 
 def resolve_oracle(task: Task, registry: Registry | None = None) -> Oracle:
@@ -99,119 +73,6 @@ def resolve_oracle(task: Task, registry: Registry | None = None) -> Oracle:
 
 def _from_dir(sd: ScenarioDir, kind: str) -> Graded:
     return Graded(sd.id, sd.document, sd.truth, sd.input_files(), kind)
-
-
-def _starter_changed(workspace: Path, starter: dict[str, str]) -> tuple[bool, str]:
-    if not workspace.is_dir():
-        return False, f"the workspace {workspace} does not exist"
-    changed: list[str] = []
-    seen: set[str] = set()
-    for root, dirs, files in os.walk(workspace):
-        dirs[:] = sorted(d for d in dirs if d not in IGNORED_NAMES)
-        for fname in sorted(files):
-            p = Path(root) / fname
-            rel = p.relative_to(workspace).as_posix()
-            if fname.endswith(".pyc"):
-                continue
-            seen.add(rel)
-            st = p.lstat()
-            if stat.S_ISLNK(st.st_mode):
-                digest = hashlib.sha256(os.readlink(p).encode()).hexdigest()
-            elif stat.S_ISREG(st.st_mode):
-                h = hashlib.sha256()
-                with open(p, "rb") as f:
-                    for chunk in iter(lambda: f.read(1 << 20), b""):
-                        h.update(chunk)
-                digest = h.hexdigest()
-            else:
-                digest = "special"
-            if starter.get(rel) != digest:
-                changed.append(rel)
-    if changed:
-        return True, f"{len(changed)} file(s) written by the agent, e.g. {changed[0]}"
-    removed = sorted(set(starter) - seen)
-    if removed:
-        return True, f"starter file {removed[0]} was removed"
-    return False, "the workspace is the untouched starter"
-
-
-def _source_checks(workspace: Path) -> tuple[tuple[bool, str], tuple[bool, str]]:
-    p = workspace / "reconstruct.py"
-    try:
-        st = p.lstat()
-    except OSError:
-        return (False, "reconstruct.py does not exist"), (False, "nothing to compile")
-    if not stat.S_ISREG(st.st_mode):
-        return (False, "reconstruct.py is not a regular file"), (False, "nothing to compile")
-    if st.st_size > MAX_SOURCE_BYTES:
-        return (True, "reconstruct.py exists"), (False, f"reconstruct.py is larger than {MAX_SOURCE_BYTES >> 20} MiB")
-    try:
-        source = p.read_bytes()
-        compile(source, "reconstruct.py", "exec", dont_inherit=True)  # compiles; never executes
-    except SyntaxError as exc:
-        return (True, "reconstruct.py exists"), (False, f"syntax error at line {exc.lineno}: {exc.msg}")
-    except (ValueError, OSError) as exc:
-        return (True, "reconstruct.py exists"), (False, f"does not compile: {exc}")
-    return (True, "reconstruct.py exists"), (True, "compiles")
-
-
-def _check(cid: str, passed: bool, reason: str, **extra: Any) -> dict[str, Any]:
-    return {"id": cid, "passed": bool(passed), "reason": reason, **extra}
-
-
-def _same_output(fields: dict[str, dict[str, Any]], a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return all(n in a and n in b and compare.within(s, a[n], b[n]) for n, s in fields.items())
-
-
-def _replay_check(fields: dict[str, dict[str, Any]], graded: list[Outcome], public: list[Graded]) -> dict[str, Any]:
-    replays = []
-    for oc in graded:
-        for p in public:
-            if _same_output(fields, oc.output, p.truth) and not _same_output(fields, oc.graded.truth, p.truth):
-                replays.append(f"{oc.graded.id}~{p.id}")
-                break
-    if replays:
-        return _check("replay", False, f"outputs replay published oracle outputs: {', '.join(replays)}")
-    return _check("replay", True, f"no output of {len(graded)} graded scenarios replays a published one")
-
-
-def _variance_check(fields: dict[str, dict[str, Any]], graded: list[Outcome]) -> dict[str, Any]:
-    if len(graded) < 2:
-        return _check("variance", True, "fewer than two graded scenarios")
-    constant = []
-    varying = 0
-    for name, spec in sorted(fields.items()):
-        truths = [oc.graded.truth[name] for oc in graded]
-        if all(compare.within(spec, t, truths[0]) for t in truths[1:]):
-            continue
-        varying += 1
-        outs = {canonjson.dumps_compact(oc.output[name]) for oc in graded}
-        if len(outs) == 1:
-            constant.append(name)
-    if constant:
-        return _check("variance", False, f"constant where the truth varies: {', '.join(constant)}")
-    return _check("variance", True, f"all {varying} fields that vary in the truth vary in the outputs")
-
-
-def _response_check(fields: dict[str, dict[str, Any]], graded: list[Outcome]) -> dict[str, Any]:
-    pairs = 0
-    dead = []
-    for i, a in enumerate(graded):
-        for b in graded[i + 1:]:
-            pa, pb = a.graded.parameters, b.graded.parameters
-            diff = [k for k in pa if pa[k] != pb.get(k)]
-            if len(diff) != 1:
-                continue
-            if _same_output(fields, a.graded.truth, b.graded.truth):
-                continue
-            pairs += 1
-            if canonjson.dumps_compact(a.output) == canonjson.dumps_compact(b.output):
-                dead.append(f"{a.graded.id}/{b.graded.id} ({diff[0]})")
-    if dead:
-        return _check("response", False, f"output did not change when the truth did: {', '.join(dead)}")
-    if pairs == 0:
-        return _check("response", True, "no pair of graded scenarios differs in exactly one axis with a changed truth")
-    return _check("response", True, f"outputs respond in all {pairs} one-axis pairs")
 
 
 def _run_all(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,
@@ -269,109 +130,78 @@ def grade(
     hidden = [_from_dir(sd, "hidden") for sd in task.hidden()]
     rungs_out: list[dict[str, Any]] = []
     outcomes: list[list[bool] | None] = []
-    runs = 0
-    t_runs = 0.0
+    allowed: list[int] = []
     probe_docs: list[dict[str, Any]] = []
-    t_oracle = 0.0
+    timing = {"runs": 0, "runs_wall": 0.0, "probe_oracle": 0.0}
 
-    with tempfile.TemporaryDirectory(prefix="recon-grade-") as tmp:
-        probe_cache: list[Graded] | None = None
+    try:
+        with tempfile.TemporaryDirectory(prefix="recon-grade-") as tmp:
+            # One race-free, capped copy of the workspace before anything looks at it:
+            # every check and every run sees this snapshot, never the live workspace.
+            snap = snapshot_workspace(workspace, Path(tmp) / "workspace")
 
-        def graded_set() -> list[Graded]:
-            """Hidden scenarios plus the probes, drawn (once) when a rung first needs them:
-            fresh scenarios from the private oracle, keyed by the task key and the nonce."""
-            nonlocal probe_cache, t_oracle
-            if probe_cache is None:
-                probe_cache = []
-                if n_probes:
-                    oracle = resolve_oracle(task, registry)
-                    spec = SweepSpec(**{k: task.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
-                    taken = [Scenario(g.id, g.parameters) for g in public]
-                    graded_sc = [Scenario(g.id, g.parameters) for g in hidden]
-                    t0 = time.perf_counter()
-                    key = bytes.fromhex(task.meta["task_key"])
-                    for sc in probe_scenarios(oracle, spec, key, nonce, n_probes, taken, graded_sc):
-                        d = Path(tmp) / sc.id
-                        run = run_scenario(oracle, sc, d, evidence=False)
-                        doc = canonjson.read(d / "scenario.json")
-                        probe_cache.append(Graded(sc.id, doc, run.output, {k: d / v for k, v in doc["inputs"].items()}, "probe"))
-                        probe_docs.append({"id": sc.id, "parameters": sc.parameters})
-                    t_oracle = time.perf_counter() - t0
-            return hidden + probe_cache
+            def run(items: list[Graded]) -> list[Outcome]:
+                t0 = time.perf_counter()
+                res = _run_all(rt, snap.path, items, limits, task.app_dir, fields, workers, progress)
+                timing["runs_wall"] += time.perf_counter() - t0
+                timing["runs"] += len(res)
+                return res
 
-        state: dict[str, Any] = {}
-        for rung in lad.rungs:
-            if outcomes and (outcomes[-1] is None or not all(outcomes[-1])):
-                outcomes.append(None)
+            def draw_probes() -> list[Graded]:
+                """Fresh scenarios from the private oracle, keyed by the task key and the nonce."""
+                drawn: list[Graded] = []
+                if not n_probes:
+                    return drawn
+                oracle = resolve_oracle(task, registry)
+                spec = SweepSpec(**{k: task.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
+                taken = [Scenario(g.id, g.parameters) for g in public]
+                graded_sc = [Scenario(g.id, g.parameters) for g in hidden]
+                t0 = time.perf_counter()
+                key = bytes.fromhex(task.meta["task_key"])
+                for sc in probe_scenarios(oracle, spec, key, nonce, n_probes, taken, graded_sc):
+                    d = Path(tmp) / "probes" / sc.id
+                    d.parent.mkdir(exist_ok=True)
+                    out = run_scenario(oracle, sc, d, evidence=False)
+                    doc = canonjson.read(d / "scenario.json")
+                    drawn.append(Graded(sc.id, doc, out.output, {k: d / v for k, v in doc["inputs"].items()}, "probe"))
+                    probe_docs.append({"id": sc.id, "parameters": sc.parameters})
+                timing["probe_oracle"] = time.perf_counter() - t0
+                return drawn
+
+            ctx = GradingContext(fields=fields, axes=task.meta.get("axes", {}), public=public, hidden=hidden,
+                                 workspace=snap.path, starter=task.meta.get("starter", {}),
+                                 snapshot_problem=None if snap.ok else snap.reason, run=run, draw_probes=draw_probes)
+            for rung in lad.rungs:
+                if outcomes and (outcomes[-1] is None or not lad.rungs[len(outcomes) - 1].passes(outcomes[-1])):
+                    outcomes.append(None)
+                    allowed.append(0)
+                    rungs_out.append({"index": rung.index, "name": rung.name, "description": rung.description,
+                                      "examined": False, "passed": False, "fraction": 0.0, "failed": 0, "may_fail": 0,
+                                      "checks": []})
+                    continue
+                checks: list[dict[str, Any]] = []
+                for family in rung.checks:
+                    checks.extend(CHECKS[family].run(ctx, rung.options_for(family)))
+                results = [bool(c["passed"]) for c in checks]
+                outcomes.append(results)
+                allowed.append(rung.quorum.allowed_failures(len(results)))
                 rungs_out.append({"index": rung.index, "name": rung.name, "description": rung.description,
-                                  "examined": False, "passed": False, "fraction": 0.0, "checks": []})
-                continue
-            checks: list[dict[str, Any]] = []
-            for family in rung.checks:
-                if family == "workspace_changed":
-                    ok, why = _starter_changed(workspace, task.meta.get("starter", {}))
-                    checks.append(_check("workspace_changed", ok, why))
-                elif family in ("reconstruct_exists", "reconstruct_compiles"):
-                    if "source" not in state:
-                        state["source"] = _source_checks(workspace)
-                    ok, why = state["source"][0 if family == "reconstruct_exists" else 1]
-                    checks.append(_check(family, ok, why))
-                elif family in ("public_contract", "graded_contract"):
-                    items = public if family == "public_contract" else graded_set()
-                    t0 = time.perf_counter()
-                    res = _run_all(rt, workspace, items, limits, task.app_dir, fields, workers, progress)
-                    t_runs += time.perf_counter() - t0
-                    runs += len(res)
-                    state[family] = res
-                    for oc in res:
-                        reason = "exit 0, every field of the right kind" if oc.ok else "; ".join(oc.problems)
-                        checks.append(_check(f"{family}:{oc.graded.id}", oc.ok, reason, scenario=oc.graded.id,
-                                             seconds=round(oc.result.seconds, 3)))
-                elif family in ("replay", "variance", "response", "graded_match"):
-                    graded_res: list[Outcome] = state.get("graded_contract") or []
-                    if not graded_res:
-                        t0 = time.perf_counter()
-                        graded_res = _run_all(rt, workspace, graded_set(), limits, task.app_dir, fields, workers, progress)
-                        t_runs += time.perf_counter() - t0
-                        runs += len(graded_res)
-                        state["graded_contract"] = graded_res
-                    usable = [oc for oc in graded_res if oc.ok]
-                    if family == "replay":
-                        checks.append(_replay_check(fields, usable, public))
-                    elif family == "variance":
-                        checks.append(_variance_check(fields, usable))
-                    elif family == "response":
-                        checks.append(_response_check(fields, usable))
-                    else:
-                        for oc in graded_res:
-                            for name, fspec in sorted(fields.items()):
-                                if not oc.ok or not isinstance(oc.output, dict) or name not in oc.output:
-                                    checks.append(_check(f"graded_match:{oc.graded.id}:{name}", False, "no usable output",
-                                                         scenario=oc.graded.id, field=name))
-                                    continue
-                                ok, detail = compare.check(fspec, oc.output[name], oc.graded.truth[name])
-                                checks.append(_check(f"graded_match:{oc.graded.id}:{name}", ok, detail or "within tolerance",
-                                                     scenario=oc.graded.id, field=name, got=oc.output[name],
-                                                     want=oc.graded.truth[name], tolerance=compare.describe(fspec)))
-                else:  # pragma: no cover - the ladder schema only admits known families
-                    raise TaskError(f"ladder {lad.name}: unknown check family {family!r}")
-            results = [c["passed"] for c in checks]
-            outcomes.append(results)
-            passed = bool(results) and all(results)
-            rungs_out.append({"index": rung.index, "name": rung.name, "description": rung.description,
-                              "examined": True, "passed": passed,
-                              "fraction": round(sum(results) / len(results), 6) if results else 0.0, "checks": checks})
+                                  "examined": True, "passed": rung.passes(results),
+                                  "fraction": round(sum(results) / len(results), 6) if results else 0.0,
+                                  "failed": results.count(False), "may_fail": allowed[-1], "checks": checks})
+    finally:
+        compare.close_smiles_helper()  # the helper lives for one grading
 
-    reward, k, f = score(outcomes)
+    reward, k, f = score(outcomes, allowed)
     reward = round(reward, 6)
-    return {
+    return _encodable({
         "reward": reward,
         "binary": 1 if k == len(lad.rungs) else 0,
         "rung": {"index": k, "name": lad.rung_name(k)},
         "next_rung_fraction": round(f, 6),
         "ladder": lad.name,
         "rungs": rungs_out,
-        "runs": runs,
+        "runs": timing["runs"],
         "nonce": nonce,
         "probes": probe_docs,
         "runtime": rt.name,
@@ -383,11 +213,29 @@ def grade(
         "recon_version": __version__,
         "task_recon_version": task.meta.get("recon_version"),
         "workspace": workspace_label or str(workspace),
+        "workspace_snapshot": {"ok": snap.ok, "reason": snap.reason, "files": snap.files, "bytes": snap.bytes,
+                               "skipped": len(snap.skipped), "skipped_paths": snap.skipped[:MAX_SKIPPED_LISTED]},
         "graded_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
-        "timings": {"total": round(time.perf_counter() - t_start, 3), "runs_wall": round(t_runs, 3),
-                    "probe_oracle": round(t_oracle, 3),
+        "timings": {"total": round(time.perf_counter() - t_start, 3), "runs_wall": round(timing["runs_wall"], 3),
+                    "probe_oracle": round(timing["probe_oracle"], 3),
                     "run_seconds": round(sum(c.get("seconds", 0.0) for r in rungs_out for c in r["checks"]), 3)},
-    }
+    })
+
+
+def _encodable(value: Any) -> Any:
+    """``value`` with every string made encodable as UTF-8: file names from the workspace
+    may hold undecodable bytes (lone surrogates), and grading.json must still be written."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+        return value
+    if isinstance(value, list):
+        return [_encodable(v) for v in value]
+    if isinstance(value, dict):
+        return {_encodable(k): _encodable(v) for k, v in value.items()}
+    return value
 
 
 def write_outputs(grading: dict[str, Any], out_dir: Path | str) -> None:
@@ -414,13 +262,16 @@ def write_outputs(grading: dict[str, Any], out_dir: Path | str) -> None:
 
 def render_table(grading: dict[str, Any]) -> str:
     """The ladder as a small table: rung, name, status, checks passed."""
-    lines = [f"{'rung':<5} {'name':<28} {'status':<12} checks"]
+    width = max([28, *(len(r["name"]) for r in grading["rungs"])])
+    lines = [f"{'rung':<5} {'name':<{width}} {'status':<12} checks"]
     for r in grading["rungs"]:
         n = len(r["checks"])
         passed = sum(1 for c in r["checks"] if c["passed"])
         status = "PASS" if r["passed"] else ("not examined" if not r["examined"] else "FAIL")
         counts = f"{passed}/{n}" if r["examined"] else "-"
-        lines.append(f"{r['index']:<5} {r['name']:<28} {status:<12} {counts}")
+        if r["examined"] and r["passed"] and passed < n:
+            counts += f" (at most {r.get('may_fail', 0)} may fail)"
+        lines.append(f"{r['index']:<5} {r['name']:<{width}} {status:<12} {counts}")
         if r["examined"] and not r["passed"]:
             for c in [c for c in r["checks"] if not c["passed"]][:3]:
                 lines.append(f"{'':<5}   {c['id']}: {c['reason'][:110]}")

@@ -1,28 +1,18 @@
 """The texts an agent reads: ``instruction.md`` and the workspace README.
 
-Generated from the oracle's declaration and the public manifest only, so nothing
-hidden (scenario, output or source) can reach them.
+Both are rendered from the task's public manifest only (``manifest.json``, which holds
+the oracle's public declaration: description, axes and outputs with their docs and
+tolerances, input and evidence descriptions). So nothing hidden -- no hidden scenario,
+no output, no line of source and no sentence of the recipe -- can reach them by
+accident. The recipe enters only as the explicit ``recipe`` argument, which the
+packager passes for a ``--disclose recipe`` build and for no other.
 """
 from __future__ import annotations
 
-from typing import Any
+import textwrap
+from typing import Any, Sequence
 
-from .oracle import Oracle
-from .sweep import SweepSpec
-
-__all__ = ["render_instruction", "render_workspace_readme"]
-
-
-def _axis_line(name: str, d: dict[str, Any]) -> str:
-    kind = d["kind"]
-    if kind == "float":
-        return f"- `{name}`: real number in [{d['lo']}, {d['hi']}]" + (" (spread logarithmically)" if d.get("log") else "")
-    if kind in ("int", "seed"):
-        return f"- `{name}`: integer in [{d['lo']}, {d['hi']}]" + (" (a random seed)" if kind == "seed" else "")
-    if kind == "bool":
-        return f"- `{name}`: `true` or `false`"
-    return f"- `{name}`: one of " + ", ".join(f"`{c}`" for c in d["choices"])
-
+__all__ = ["render_instruction", "render_workspace_readme", "KIND_WORDS"]
 
 KIND_WORDS = {
     "number": "number", "integer": "integer", "exact": "exact JSON value", "text": "string",
@@ -30,62 +20,121 @@ KIND_WORDS = {
 }
 
 
-def _contract(oracle: Oracle, manifest: dict[str, Any]) -> str:
-    example_inputs = ""
-    if manifest["inputs"]:
-        example_inputs = ', "inputs": {"<name>": "/absolute/path/of/the/file", ...}'
-    else:
-        example_inputs = ', "inputs": {}'
+def _prose(text: str) -> str:
+    """An author's paragraph, filled to 88 columns; lines of lists and indented blocks
+    are kept as written."""
+    out = []
+    for para in text.strip().split("\n\n"):
+        lines = para.splitlines()
+        if any(ln.lstrip().startswith(("-", "*", "|", "#", "```")) or ln.startswith(" ") for ln in lines):
+            out.append(para)
+        else:
+            out.append(textwrap.fill(" ".join(para.split()), width=88, break_long_words=False, break_on_hyphens=False))
+    return "\n\n".join(out)
+
+
+def _cell(text: Any) -> str:
+    """One Markdown table cell: a single line, pipes escaped."""
+    return " ".join(str(text if text is not None else "").split()).replace("|", "\\|")
+
+
+def _values(d: dict[str, Any]) -> str:
+    kind = d["kind"]
+    if kind == "float":
+        return f"real number in [{d['lo']}, {d['hi']}]" + (" (spread logarithmically)" if d.get("log") else "")
+    if kind in ("int", "seed"):
+        return f"integer in [{d['lo']}, {d['hi']}]" + (" (a random seed)" if kind == "seed" else "")
+    if kind == "bool":
+        return "`true` or `false`"
+    return "one of " + ", ".join(f"`{c}`" for c in d["choices"])
+
+
+def _contract(manifest: dict[str, Any]) -> str:
+    example_inputs = ', "inputs": {"<name>": "/absolute/path/of/the/file", ...}' if manifest["inputs"] else ', "inputs": {}'
     return (
         "Your program is run as `python3 reconstruct.py` with the workspace as its current\n"
         "directory. It reads one scenario as JSON on standard input:\n\n"
-        f'```json\n{{"task": "{oracle.name}", "id": "...", "parameters": {{...}}{example_inputs}}}\n```\n\n'
+        f'```json\n{{"task": "{manifest["oracle"]}", "id": "...", "parameters": {{...}}{example_inputs}}}\n```\n\n'
         "and must print one JSON object on standard output with every field listed below.\n"
         "Anything on standard error is ignored. Each run has a time limit of "
         f"{manifest['timeout']:g} seconds, limited memory and no network."
     )
 
 
-def render_instruction(oracle: Oracle, task_id: str, manifest: dict[str, Any], spec: SweepSpec, probes: int,
-                       ladder: str) -> str:
-    axes = "\n".join(_axis_line(n, d) for n, d in sorted(manifest["axes"].items()))
+def _inputs_section(manifest: dict[str, Any]) -> str:
+    if not manifest["inputs"]:
+        return ""
+    rows = "\n".join(f"| `{n}` | {_cell(d)} |" for n, d in sorted(manifest.get("input_docs", {}).items()))
+    return f"""
+## Input files
+
+Every scenario, published or hidden, comes with input files; `inputs` maps each input's
+name to its file. In a published `scenario.json` the paths are relative to that file's
+folder (`inputs/...`); the scenario your program receives on stdin names them by
+absolute paths.
+
+| input | what the file holds |
+|---|---|
+{rows}
+"""
+
+
+def _recipe_section(recipe: str, stages: Sequence[str]) -> str:
+    stage_list = ""
+    if stages:
+        stage_list = "Its stages, in order: " + "; ".join(stages) + ".\n\n"
+    return f"""
+## Recipe (disclosed)
+
+This variant of the task discloses how the oracle computes its outputs, in its
+author's words. The hidden scenarios and the grading are the same as without it.
+
+{stage_list}{recipe.strip()}
+"""
+
+
+def render_instruction(manifest: dict[str, Any], *, n_public: int, probes: int, ladder: str,
+                       recipe: str | None = None, stages: Sequence[str] = ()) -> str:
+    """``instruction.md`` from the public ``manifest`` (see :meth:`recon.Oracle.public`).
+
+    ``recipe`` (and its ``stages``) are added as a "Recipe" section only when given:
+    the packager passes them for ``--disclose recipe`` builds.
+    """
+    axes = "\n".join(f"| `{n}` | {_values(d)} | {_cell(d.get('doc'))} |" for n, d in sorted(manifest["axes"].items()))
     fields = "\n".join(
-        f"| `{n}` | {KIND_WORDS.get(o['kind'], o['kind'])} | {o['tolerance']} |" for n, o in sorted(manifest["outputs"].items())
+        f"| `{n}` | {KIND_WORDS.get(o['kind'], o['kind'])} | {_cell(o.get('doc'))} | {o['tolerance']} |"
+        for n, o in sorted(manifest["outputs"].items())
     )
-    evidence = "\n".join(f"  - `{f}`: {d}" for f, d in sorted(manifest["evidence"].items()))
-    inputs_note = ""
-    if manifest["inputs"]:
-        inputs_note = (
-            "\nEvery scenario, published or hidden, comes with input files. In a published\n"
-            "`scenario.json` their paths are relative to that file's folder (`inputs/...`); the\n"
-            "scenario your program receives on stdin names them by absolute paths.\n"
-        )
-    return f"""# {oracle.title}
+    evidence = "\n".join(f"  - `{f}`: {_cell(d)}" for f, d in sorted(manifest["evidence"].items()))
+    toolkit = ", ".join(f"`{t}`" for t in manifest.get("toolkit", [])) or "none beyond the standard library"
+    return f"""# {manifest['title']}
 
 A reference implementation (the *oracle*) computes the outputs below from a set of
-parameters. You do not get its code. You get its behaviour: {spec.n_public} published
+parameters. You do not get its code. You get its behaviour: {n_public} published
 scenarios with their inputs, the oracle's outputs and evidence files. Write a program
 that reproduces the oracle on scenarios you have never seen.
 
-## What the oracle does
+## What the oracle computes
 
-{oracle.doc}
+{_prose(manifest['description'])}
 
 ## Toolkit
 
-Domain: {oracle.domain}. The environment has these Python packages installed:
-{", ".join(f"`{t}`" for t in oracle.toolkit)}. There is no network.
+Domain: {manifest['domain']}. The environment has these Python packages installed:
+{toolkit}. There is no network.
 
 ## Parameters
 
+| parameter | values | meaning |
+|---|---|---|
 {axes}
-
+{_inputs_section(manifest)}
 ## The contract
 
-{_contract(oracle, manifest)}
+{_contract(manifest)}
 
-| field | kind | tolerance |
-|---|---|---|
+| field | kind | meaning | tolerance |
+|---|---|---|---|
 {fields}
 
 Numbers pass when `|got - want| <= max(abs, rel * max(|got|, |want|))`; an integer,
@@ -95,14 +144,14 @@ never match.
 ## Evidence
 
 `/app/observations/reference_outputs.tar.gz` holds one folder per published scenario
-(`public_1/` ... `public_{spec.n_public}/`), each with:
+(`public_1/` ... `public_{n_public}/`), each with:
   - `scenario.json`: exactly what your program receives (input paths relative)
   - `oracle_output.json`: what the oracle printed for it
   - `signature.json`: hashes tying the two together
 {evidence}
-{inputs_note}
-`/app/observations/manifest.json` lists the axes, the output fields and tolerances,
-and the sha256 of every published file.
+
+`/app/observations/manifest.json` lists the parameters, the output fields with their
+meanings and tolerances, and the sha256 of every published file.
 
 ## Feedback
 
@@ -129,12 +178,13 @@ your outputs, and they change when a parameter change changes the truth; (6) eve
 field of every hidden scenario and probe is within tolerance. The reward is
 `(k + f) / 6`, where k is the highest rung passed and f the fraction of the next
 rung's checks passed, so partial progress counts; 1.0 needs all six.
-"""
+{_recipe_section(recipe, stages) if recipe is not None else ""}"""
 
 
-def render_workspace_readme(oracle: Oracle, task_id: str, manifest: dict[str, Any]) -> str:
+def render_workspace_readme(manifest: dict[str, Any]) -> str:
+    """The starter ``workspace/README.md``: the contract again, from the public manifest."""
     fields = ", ".join(f"`{n}`" for n in sorted(manifest["outputs"]))
-    return f"""# Workspace: {oracle.title}
+    return f"""# Workspace: {manifest['title']}
 
 Write `reconstruct.py` here. It is run as `python3 reconstruct.py` from this folder,
 reads one scenario JSON on stdin (`{{"task", "id", "parameters", "inputs"}}`) and must

@@ -1,37 +1,36 @@
 """Ladders as data: loading ``ladders/<name>.toml`` and scoring a graded ladder.
 
 A ladder is a list of rungs, each with a name, a score, a description and the check
-families it consists of. Scoring is monotone: rung k+1 counts only when rung k passed,
-and ``R = (k + f) / n`` with k the highest rung passed and f the fraction of rung
-k+1's checks that passed.
+families it consists of (names from :data:`recon.checks.CHECKS`, the one table of check
+families). A rung may set a ``quorum``: how many of its checks may fail while the rung
+still passes (``max(may_fail_at_least, floor(may_fail_share * n))`` of its n checks, and
+never half of them or more); without one, every check must pass. A rung may also set
+``options`` for its families (``[rung.options.FAMILY]``).
+
+Scoring is monotone: rung k+1 counts only when rung k passed, and ``R = (k + f) / n``
+with k the highest rung passed and f the fraction of rung k+1's checks that passed.
 """
 from __future__ import annotations
 
+import math
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
 from importlib import resources
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import jsonschema
 
+from .checks import CHECKS
 from .errors import SpecError
 
-__all__ = ["Ladder", "Rung", "load_ladder", "score", "CHECK_FAMILIES"]
+__all__ = ["Ladder", "Rung", "Quorum", "load_ladder", "score", "CHECK_FAMILIES", "LADDER_SCHEMA"]
 
-#: check families the grader implements, and whether they expand per scenario / field
-CHECK_FAMILIES = {
-    "workspace_changed": "once",
-    "reconstruct_exists": "once",
-    "reconstruct_compiles": "once",
-    "public_contract": "per public scenario",
-    "graded_contract": "per graded scenario",
-    "replay": "once",
-    "variance": "once",
-    "response": "once",
-    "graded_match": "per graded scenario and field",
-}
+#: check families the grader implements, and how each expands (per scenario / field...)
+CHECK_FAMILIES = {name: fam.expands for name, fam in CHECKS.items()}
+
+_FRACTION = {"type": "string", "pattern": r"^\d+/\d+$"}
 
 LADDER_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -52,12 +51,47 @@ LADDER_SCHEMA: dict[str, Any] = {
                     "name": {"type": "string", "minLength": 1},
                     "score": {"type": "string", "pattern": r"^\d+/\d+$"},
                     "description": {"type": "string"},
-                    "checks": {"type": "array", "minItems": 1, "items": {"enum": sorted(CHECK_FAMILIES)}},
+                    "checks": {"type": "array", "minItems": 1, "items": {"enum": sorted(CHECKS)}},
+                    "quorum": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            "may_fail_share": _FRACTION,
+                            "may_fail_at_least": {"type": "integer", "minimum": 0},
+                        },
+                    },
+                    "options": {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "properties": {
+                            name: {
+                                "type": "object",
+                                "additionalProperties": False,
+                                "properties": {k: {kk: vv for kk, vv in spec.items() if kk != "default"}
+                                               for k, spec in fam.options.items()},
+                            }
+                            for name, fam in CHECKS.items()
+                        },
+                    },
                 },
             },
         },
     },
 }
+
+
+@dataclass(frozen=True)
+class Quorum:
+    """How many of a rung's checks may fail while the rung passes."""
+
+    share: Fraction = Fraction(0)
+    at_least: int = 0
+
+    def allowed_failures(self, n: int) -> int:
+        """``max(at_least, floor(share * n))``, and always fewer than half of ``n``."""
+        if n <= 0:
+            return 0
+        return min(max(self.at_least, math.floor(self.share * n)), (n - 1) // 2)
 
 
 @dataclass(frozen=True)
@@ -67,6 +101,16 @@ class Rung:
     score: Fraction
     description: str
     checks: tuple[str, ...]
+    quorum: Quorum = Quorum()
+    options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def options_for(self, family: str) -> dict[str, Any]:
+        """The family's options on this rung, defaults filled in."""
+        return CHECKS[family].resolve_options(self.options.get(family))
+
+    def passes(self, outcomes: Sequence[bool]) -> bool:
+        failed = sum(1 for ok in outcomes if not ok)
+        return bool(outcomes) and failed <= self.quorum.allowed_failures(len(outcomes))
 
 
 @dataclass(frozen=True)
@@ -77,6 +121,14 @@ class Ladder:
 
     def rung_name(self, index: int) -> str:
         return "nothing usable" if index == 0 else self.rungs[index - 1].name
+
+
+def _share(text: str, where: str, source: str) -> Fraction:
+    num, den = (int(x) for x in text.split("/"))
+    if den == 0 or num > den:
+        raise SpecError(f"ladder {source}: {where} = {text!r} is not a share in [0, 1]",
+                        hint='write a fraction such as "1/4"')
+    return Fraction(num, den)
 
 
 def _parse(text: str, source: str) -> Ladder:
@@ -99,7 +151,19 @@ def _parse(text: str, source: str) -> Ladder:
         if den == 0 or Fraction(num, den) != Fraction(i, n):
             raise SpecError(f"ladder {source}: rung {i} score {r['score']!r} is not {i}/{n}",
                             hint="rung k of an n-rung ladder scores k/n")
-        rungs.append(Rung(i, r["name"], Fraction(num, den), r["description"], tuple(r["checks"])))
+        q = r.get("quorum", {})
+        quorum = Quorum(_share(q.get("may_fail_share", "0/1"), f"rung {i} quorum.may_fail_share", source),
+                        int(q.get("may_fail_at_least", 0)))
+        options: dict[str, dict[str, Any]] = {}
+        for fam, opts in r.get("options", {}).items():
+            if fam not in r["checks"]:
+                raise SpecError(f"ladder {source}: rung {i} sets options for {fam!r}, which it does not check",
+                                hint=f"add {fam!r} to the rung's checks, or drop [rung.options.{fam}]")
+            for k, v in opts.items():
+                if CHECKS[fam].options[k].get("pattern") == _FRACTION["pattern"]:
+                    _share(v, f"rung {i} options.{fam}.{k}", source)
+            options[fam] = dict(opts)
+        rungs.append(Rung(i, r["name"], Fraction(num, den), r["description"], tuple(r["checks"]), quorum, options))
     return Ladder(data["name"], data.get("description", ""), tuple(rungs))
 
 
@@ -116,16 +180,20 @@ def load_ladder(name: str, search: Sequence[Path] = ()) -> Ladder:
     return _parse(res.read_text(encoding="utf-8"), f"built-in ladders/{name}.toml")
 
 
-def score(outcomes: Sequence[Sequence[bool] | None]) -> tuple[float, int, float]:
+def score(outcomes: Sequence[Sequence[bool] | None], allowed_failures: Sequence[int] | None = None
+          ) -> tuple[float, int, float]:
     """(R, k, f) for per-rung check outcomes (None: not examined).
 
-    k is the number of leading rungs whose checks all passed; f is the fraction of
-    rung k+1's checks that passed (0 when it was not examined).
+    A rung passes when it was examined, has checks, and at most ``allowed_failures[i]``
+    of them failed (default 0: all must pass). k is the number of leading rungs that
+    passed; f is the fraction of rung k+1's checks that passed (0 when it was not
+    examined).
     """
     n = len(outcomes)
+    allowed = list(allowed_failures) if allowed_failures is not None else [0] * n
     k = 0
-    for checks in outcomes:
-        if checks is not None and len(checks) > 0 and all(checks):
+    for i, checks in enumerate(outcomes):
+        if checks is not None and len(checks) > 0 and sum(1 for c in checks if not c) <= allowed[i]:
             k += 1
         else:
             break

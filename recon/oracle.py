@@ -1,5 +1,16 @@
 """The ``@oracle`` decorator and the :class:`Oracle` object it produces.
 
+A declaration separates WHAT from HOW. What the agent may read is written explicitly
+in the decorator: ``description=`` (what the artifact computes and the question it
+answers), ``doc=`` on every axis and output (meaning and unit), the tolerances,
+``input_docs=`` for every input file and ``evidence=`` for every evidence file. How the
+oracle gets its answers -- algorithm, stages, rules, constants, tie-breaks, and the
+reasons behind the tolerances -- is the function's docstring, the **recipe**: the place
+where an author naturally writes "how" is private by construction. A default build
+publishes only the public texts; ``recon build NAME --disclose recipe`` adds the recipe
+for an easier variant. ``stages=`` names the recipe's stages (private, counted by
+``recon stats``); baselines live in ``baselines/NAME/reconstruct.py`` beside the module.
+
 The decorator validates the whole declaration at decoration time and returns an
 :class:`Oracle`: a callable that still behaves like the author's function (call it
 with a parameter dict and an evidence directory, get the output dict back) and that
@@ -17,6 +28,7 @@ from typing import Any, Callable
 
 from . import canonjson, compare
 from .axes import Axis
+from .baselines import BASELINES_DIR, Baseline, discover
 from .errors import CanonicalJSONError, OracleRunError, PluginError
 from .outputs import Output
 
@@ -26,11 +38,18 @@ NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 FIELD_RE = re.compile(r"^[a-z_][a-z0-9_]*$")
 VERSION_RE = re.compile(r"^\d+\.\d+\.\d+([.-]?[0-9A-Za-z.]+)?$")
 PIP_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+INPUT_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]*$")
 
 
 @dataclass(frozen=True)
 class Oracle:
-    """A validated reference oracle. Call it like the function it decorates."""
+    """A validated reference oracle. Call it like the function it decorates.
+
+    Public (what the agent may read): ``title``, ``domain``, ``toolkit``,
+    ``description``, the axes and outputs with their ``doc``, ``input_docs``,
+    ``evidence``; :meth:`public` gathers them. Private (how): ``recipe`` (the
+    function's docstring), ``stages``, the reference solution and the baselines.
+    """
 
     name: str
     version: str
@@ -40,12 +59,16 @@ class Oracle:
     axes: dict[str, Axis]
     outputs: dict[str, Output]
     fn: Callable[..., dict[str, Any]]
-    doc: str
+    description: str
+    recipe: str
     source_file: str
     source_line: int
     inputs: Callable[[dict[str, Any], Path], None] | None = None
+    input_docs: dict[str, str] = field(default_factory=dict)
     reference: Path | None = None
     evidence: dict[str, str] = field(default_factory=dict)
+    stages: tuple[str, ...] = ()
+    baselines_dir: Path | None = None
     timeout: float = 30.0
 
     # -- what the decorated function still does -------------------------------------
@@ -70,7 +93,8 @@ class Oracle:
         """Generate the scenario's input files into ``directory``.
 
         Returns name -> path, where an input's name is its file stem
-        (``source.las`` is the input ``source``)."""
+        (``source.las`` is the input ``source``). Every input must be described in
+        ``input_docs``, so the instruction can say what each file holds."""
         if self.inputs is None:
             return {}
         directory.mkdir(parents=True, exist_ok=True)
@@ -83,6 +107,11 @@ class Oracle:
             if p.stem in files:
                 raise OracleRunError(f"oracle {self.name!r}: inputs {files[p.stem].name!r} and {p.name!r} share the name {p.stem!r}",
                                      hint="give every input file its own stem; the stem is the input's name")
+            if p.stem not in self.input_docs:
+                raise OracleRunError(f"oracle {self.name!r} ({self.location}): input {p.name!r} (input name {p.stem!r}) "
+                                     f"is not described in input_docs (described: {sorted(self.input_docs)})",
+                                     hint=f'add input_docs={{"{p.stem}": "what the file holds, its format and units"}} '
+                                          "to @oracle(...): the agent reads it")
             files[p.stem] = p
         return files
 
@@ -113,6 +142,12 @@ class Oracle:
     def location(self) -> str:
         return f"{self.source_file}:{self.source_line}"
 
+    @property
+    def baselines(self) -> tuple[Baseline, ...]:
+        """The shipped baselines: every ``baselines/NAME/reconstruct.py`` beside the module
+        (or under the folder named by ``baselines=``), in name order."""
+        return discover(self.baselines_dir)
+
     def check_params(self, params: dict[str, Any]) -> None:
         """Raise :class:`OracleRunError` naming the first invalid parameter."""
         if not isinstance(params, dict):
@@ -139,27 +174,46 @@ class Oracle:
             "properties": {name: ax.json_schema() for name, ax in sorted(self.axes.items())},
         }
 
-    def describe(self) -> dict[str, Any]:
-        """Everything ``recon show --json`` prints."""
+    def public(self) -> dict[str, Any]:
+        """Everything the agent may read about the oracle (JSON-able): the declaration's
+        public half. The built task's manifest carries it and the instruction is rendered
+        from it; nothing of the recipe is in it."""
         return {
-            "name": self.name,
-            "version": self.version,
             "title": self.title,
             "domain": self.domain,
             "toolkit": list(self.toolkit),
-            "axes": {n: a.describe() for n, a in sorted(self.axes.items())},
-            "outputs": {n: {**o.spec(), "tolerance": o.describe()} for n, o in sorted(self.outputs.items())},
+            "description": self.description,
+            "axes": {n: {**a.describe(), "doc": a.doc} for n, a in sorted(self.axes.items())},
+            "outputs": {n: {**o.spec(), "tolerance": o.describe(), "doc": o.doc} for n, o in sorted(self.outputs.items())},
             "inputs": self.inputs is not None,
+            "input_docs": dict(sorted(self.input_docs.items())),
             "evidence": dict(sorted(self.evidence.items())),
+        }
+
+    def describe(self) -> dict[str, Any]:
+        """Everything ``recon show --json`` prints: the public declaration, then the
+        private half under ``private``."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            **self.public(),
             "reference": self.reference is not None,
             "timeout": self.timeout,
-            "doc": self.doc,
             "source": self.location,
+            "private": {
+                "recipe": self.recipe,
+                "stages": list(self.stages),
+                "baselines": [b.name for b in self.baselines],
+            },
         }
 
 
 def _fail(name: Any, file: str, line: int, what: str, fix: str) -> PluginError:
     return PluginError(f"oracle {name!r} ({file}:{line}): {what}", hint=fix)
+
+
+def _text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
 
 
 def oracle(
@@ -171,17 +225,31 @@ def oracle(
     toolkit: list[str] | tuple[str, ...],
     axes: dict[str, Axis],
     outputs: dict[str, Output],
+    description: str | None = None,
     inputs: Callable[[dict[str, Any], Path], None] | None = None,
+    input_docs: dict[str, str] | None = None,
     reference: str | Path | None = None,
     evidence: dict[str, str] | None = None,
+    stages: list[str] | tuple[str, ...] = (),
+    baselines: str | Path | None = None,
     timeout: float = 30.0,
 ) -> Callable[[Callable[..., dict[str, Any]]], Oracle]:
     """Declare a reference oracle (see DESIGN §2).
 
+    Public, read by the agent: ``description`` (required: what the artifact computes
+    and the question it answers, never how), ``doc=`` on every axis and output
+    (required), ``input_docs`` (input name -> what the file holds; required with
+    ``inputs``), ``evidence`` (file name -> what the file holds).
+
+    Private: the decorated function's docstring is the **recipe** (algorithm, stages,
+    rules, constants, tie-breaks, why each tolerance is what it is); it reaches the
+    agent only in a ``--disclose recipe`` build. ``stages``: names of the recipe's
+    stages. ``baselines``: folder (relative to the module) of ``NAME/reconstruct.py``
+    baselines, default ``baselines``.
+
     ``inputs``: optional ``fn(params, directory)`` writing per-scenario input files that
     the submission receives for every scenario. ``reference``: path (relative to the
-    module) of a standalone ``reconstruct.py`` reproducing the oracle. ``evidence``:
-    file name -> description of the evidence files the oracle writes. ``timeout``:
+    module) of a standalone ``reconstruct.py`` reproducing the oracle. ``timeout``:
     seconds one submission run may take.
     """
 
@@ -200,12 +268,12 @@ def oracle(
         if not isinstance(version, str) or not VERSION_RE.match(version):
             raise fail(f"version={version!r} is not a version like '1.0.0'", "use MAJOR.MINOR.PATCH")
         for label, value in (("title", title), ("domain", domain)):
-            if not isinstance(value, str) or not value.strip():
+            if not _text(value):
                 raise fail(f"{label}={value!r} must be a non-empty string", f"give a short {label}")
         if not isinstance(toolkit, (list, tuple)) or not all(isinstance(t, str) and PIP_RE.match(t) for t in toolkit):
             raise fail(f"toolkit={toolkit!r} must be a list of pip distribution names", 'e.g. toolkit=["numpy", "laspy"]')
         if not isinstance(axes, dict) or not axes:
-            raise fail(f"axes={axes!r} must be a non-empty dict of name -> axis", 'e.g. axes={"seed": Seed()}')
+            raise fail(f"axes={axes!r} must be a non-empty dict of name -> axis", 'e.g. axes={"seed": Seed(doc="...")}')
         for aname, axis in axes.items():
             if not isinstance(aname, str) or not FIELD_RE.match(aname):
                 raise fail(f"axis name {aname!r} is not an identifier", "use lowercase letters, digits and _")
@@ -215,7 +283,8 @@ def oracle(
             for what, fix in axis.problems():
                 raise fail(f"axis {aname!r} = {type(axis).__name__}: {what}", fix)
         if not isinstance(outputs, dict) or not outputs:
-            raise fail(f"outputs={outputs!r} must be a non-empty dict of name -> output kind", 'e.g. outputs={"count": Integer()}')
+            raise fail(f"outputs={outputs!r} must be a non-empty dict of name -> output kind",
+                       'e.g. outputs={"count": Integer(doc="...")}')
         for oname, out in outputs.items():
             if not isinstance(oname, str) or not FIELD_RE.match(oname):
                 raise fail(f"output name {oname!r} is not an identifier", "use lowercase letters, digits and _")
@@ -224,8 +293,43 @@ def oracle(
                            "use Number(abs=, rel=), Integer(tol=), Exact(), Text(), Angle(tol=), SetOf() or SequenceOf()")
             for what, fix in out.problems():
                 raise fail(f"output {oname!r} = {type(out).__name__}: {what}", fix)
+        # The public texts. Checked after the kinds, so a broken bound is reported first.
+        if not _text(description):
+            raise fail(f"description={description!r}: the declaration has no public description",
+                       'add description="what the artifact computes and the question it answers" to @oracle(...): '
+                       "the agent reads it. Say what, never how: the recipe goes in the function's docstring, "
+                       "which stays private")
+        for aname, axis in axes.items():
+            if not _text(axis.doc):
+                raise fail(f"axis {aname!r} = {type(axis).__name__} has no doc=",
+                           f"write what the parameter means and its unit, e.g. {type(axis).__name__}(..., "
+                           f'doc="edge of the cubic voxels, metres"): the agent reads it')
+        for oname, out in outputs.items():
+            if not _text(out.doc):
+                raise fail(f"output {oname!r} = {type(out).__name__} has no doc=",
+                           f"write what the value means and its unit, e.g. {type(out).__name__}(..., "
+                           'doc="points left after down-sampling"): the agent reads it beside the tolerance. '
+                           "Why the tolerance is what it is belongs in the docstring (private)")
         if inputs is not None and not callable(inputs):
             raise fail(f"inputs={inputs!r} is not callable", "pass a function inputs(params, directory)")
+        if input_docs is not None and not isinstance(input_docs, dict):
+            raise fail(f"input_docs={input_docs!r} must be a dict of input name -> description",
+                       'e.g. input_docs={"source": "LAS 1.2 scan, coordinates in metres"}')
+        idocs = dict(input_docs or {})
+        if inputs is None and idocs:
+            raise fail(f"input_docs={idocs!r} describes inputs, but the oracle declares no inputs=",
+                       "pass inputs=make_inputs, or drop input_docs")
+        if inputs is not None:
+            if not idocs:
+                raise fail("inputs= is given without input_docs=",
+                           'describe every input file by its name (the file stem), e.g. input_docs={"source": '
+                           '"LAS 1.2 scan, coordinates in metres"}: the agent reads it')
+            for iname, desc in idocs.items():
+                if not isinstance(iname, str) or not INPUT_RE.match(iname) or "." in iname:
+                    raise fail(f"input_docs key {iname!r} is not an input name",
+                               "key each description by the input's name, the file stem ('source' for source.las)")
+                if not _text(desc):
+                    raise fail(f"input {iname!r} has no description in input_docs", "say what the file holds and its units")
         expected = 3 if inputs is not None else 2
         try:
             sig = inspect.signature(fn)
@@ -246,17 +350,30 @@ def oracle(
         for fname, desc in ev.items():
             if not isinstance(fname, str) or "/" in fname or fname in ("scenario.json", "oracle_output.json", "signature.json") or not fname:
                 raise fail(f"evidence file name {fname!r} is not allowed", "use a plain file name such as 'cloud.las'")
-            if not isinstance(desc, str) or not desc.strip():
-                raise fail(f"evidence {fname!r} has no description", "describe what the file holds")
+            if not _text(desc):
+                raise fail(f"evidence {fname!r} has no description", "describe what the file holds (the agent reads it)")
+        if isinstance(stages, str) or not isinstance(stages, (list, tuple)) or not all(_text(s) for s in stages):
+            raise fail(f"stages={stages!r} must be a list of stage names", 'e.g. stages=["voxel down-sampling", "ICP"]')
+        if baselines is not None:
+            base_dir = (Path(file).parent / baselines).resolve()
+            if not base_dir.is_dir():
+                raise fail(f"baselines={str(baselines)!r} is not a folder (looked for {base_dir})",
+                           "point baselines= at a folder of NAME/reconstruct.py (relative to the module), or leave it "
+                           f"out to use ./{BASELINES_DIR} when it exists")
+        else:
+            base_dir = (Path(file).parent / BASELINES_DIR).resolve()
         if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 3600):
             raise fail(f"timeout={timeout!r} must be seconds in (0, 3600]", "e.g. timeout=30")
-        doc = inspect.getdoc(fn) or ""
-        if not doc.strip():
-            raise fail(f"{fn.__name__} has no docstring", "write a docstring: it becomes part of the task description")
+        recipe = inspect.getdoc(fn) or ""
+        if not recipe.strip():
+            raise fail(f"{fn.__name__} has no docstring",
+                       "write the recipe in the docstring (algorithm, rules, constants, tie-breaks, why each tolerance "
+                       "is what it is): it stays private unless a build discloses it")
         return Oracle(
             name=name, version=version, title=title.strip(), domain=domain.strip(), toolkit=tuple(toolkit),
-            axes=dict(axes), outputs=dict(outputs), fn=fn, doc=doc, source_file=file, source_line=line,
-            inputs=inputs, reference=ref_path, evidence=ev, timeout=float(timeout),
+            axes=dict(axes), outputs=dict(outputs), fn=fn, description=str(description).strip(), recipe=recipe,
+            source_file=file, source_line=line, inputs=inputs, input_docs=idocs, reference=ref_path, evidence=ev,
+            stages=tuple(s.strip() for s in stages), baselines_dir=base_dir, timeout=float(timeout),
         )
 
     return decorate

@@ -2,6 +2,9 @@
 
 Each kind is a thin, validated wrapper around a spec dict understood by
 :mod:`recon.compare`, the one comparison module shared by grader and feedback tool.
+Every field carries ``doc=``: what the value means and its unit, in words the agent
+reads (the instruction's output table, beside the tolerance). The reasons behind a
+tolerance are not part of it: they belong to the oracle's private recipe.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ class Output:
     """Base class of every output kind."""
 
     kind = "output"
+    doc: str | None = None   # public: what the value means, with its unit
 
     def spec(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -50,8 +54,8 @@ class Number(Output):
 
     kind = "number"
 
-    def __init__(self, abs: float = 0.0, rel: float = 0.0) -> None:  # noqa: A002 - DESIGN names
-        self.abs, self.rel = abs, rel
+    def __init__(self, abs: float = 0.0, rel: float = 0.0, *, doc: str | None = None) -> None:  # noqa: A002 - DESIGN names
+        self.abs, self.rel, self.doc = abs, rel, doc
 
     def problems(self) -> list[tuple[str, str]]:
         if not (_nonneg(self.abs) and _nonneg(self.rel)):
@@ -69,8 +73,8 @@ class Integer(Output):
 
     kind = "integer"
 
-    def __init__(self, tol: int = 0) -> None:
-        self.tol = tol
+    def __init__(self, tol: int = 0, *, doc: str | None = None) -> None:
+        self.tol, self.doc = tol, doc
 
     def problems(self) -> list[tuple[str, str]]:
         if not (isinstance(self.tol, int) and not isinstance(self.tol, bool) and self.tol >= 0):
@@ -86,6 +90,9 @@ class Exact(Output):
 
     kind = "exact"
 
+    def __init__(self, *, doc: str | None = None) -> None:
+        self.doc = doc
+
     def spec(self) -> dict[str, Any]:
         return {"kind": "exact"}
 
@@ -95,8 +102,8 @@ class Text(Output):
 
     kind = "text"
 
-    def __init__(self, normalize: str | None = None) -> None:
-        self.normalize = normalize
+    def __init__(self, normalize: str | None = None, *, doc: str | None = None) -> None:
+        self.normalize, self.doc = normalize, doc
 
     def problems(self) -> list[tuple[str, str]]:
         if self.normalize not in (None, "strip", "casefold"):
@@ -112,8 +119,8 @@ class Angle(Output):
 
     kind = "angle"
 
-    def __init__(self, tol: float, period: float = 360.0) -> None:
-        self.tol, self.period = tol, period
+    def __init__(self, tol: float, period: float = 360.0, *, doc: str | None = None) -> None:
+        self.tol, self.period, self.doc = tol, period, doc
 
     def problems(self) -> list[tuple[str, str]]:
         if not _nonneg(self.tol) or not _nonneg(self.period) or self.period == 0:
@@ -131,8 +138,8 @@ class SetOf(Output):
 
     kind = "set"
 
-    def __init__(self, normalize: str | None = None) -> None:
-        self.normalize = normalize
+    def __init__(self, normalize: str | None = None, *, doc: str | None = None) -> None:
+        self.normalize, self.doc = normalize, doc
 
     def problems(self) -> list[tuple[str, str]]:
         if self.normalize not in (None, "strip", "smiles"):
@@ -148,8 +155,9 @@ class SequenceOf(Output):
 
     kind = "sequence"
 
-    def __init__(self, item: Output) -> None:
-        self.item = item
+    def __init__(self, item: Output, *, doc: str | None = None) -> None:
+        # The sequence's doc= describes the list and its items; the item kind needs none.
+        self.item, self.doc = item, doc
 
     def problems(self) -> list[tuple[str, str]]:
         if not isinstance(self.item, Output):

@@ -21,7 +21,6 @@ matplotlib is imported only when a report is drawn, with the Agg canvas (no disp
 from __future__ import annotations
 
 import datetime as _dt
-import html
 import json
 import math
 import textwrap
@@ -30,22 +29,17 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from . import __version__
+from ._plot import (BINARY_COLOR, CSS, DENSE_COLOR, FIGURE_HEIGHT, Figure, FIGURE_WIDTH, RUNG_NAMES, SOFT_PASS,
+                    escape as _e, new_figure as _new_figure, palette as _task_colors, rung_ticklabels as _rung_ticklabels,
+                    save_png as _save)
 from .errors import UsageError
 from .history import HistoryError, parse_time, read as read_history, record_of, series
 
 __all__ = ["build_report", "load_records", "Report", "Figure", "FIGURES", "FIGURE_WIDTH", "FIGURE_HEIGHT",
            "figure_height"]
 
-FIGURE_WIDTH = 960
-FIGURE_HEIGHT = 540
-DPI = 100
 FIGURES = ("ladder.png", "dense_vs_binary.png", "rungs.png", "reward_over_time.png")
-RUNG_NAMES = ["nothing usable", "editable workspace", "reconstruct.py present", "speaks the contract",
-              "runs on hidden scenarios", "outputs vary, not replays", "matches hidden semantics"]
 MAX_JSON_BYTES = 64 << 20
-SOFT_PASS = 0.95
-DENSE_COLOR = "#3b6fb6"
-BINARY_COLOR = "#e08a3c"
 
 
 def figure_height(name: str, rows: int) -> int:
@@ -54,15 +48,6 @@ def figure_height(name: str, rows: int) -> int:
     if name == "rungs.png":
         return max(FIGURE_HEIGHT, 140 + 30 * rows)
     return FIGURE_HEIGHT
-
-
-@dataclass
-class Figure:
-    name: str
-    width: int
-    height: int
-    title: str
-    caption: str
 
 
 @dataclass
@@ -78,6 +63,29 @@ class Report:
 # -- reading ---------------------------------------------------------------------------
 def _is_grading(doc: Any) -> bool:
     return isinstance(doc, dict) and all(k in doc for k in ("rungs", "reward", "binary", "nonce", "task"))
+
+
+def _is_mutation(doc: Any) -> bool:
+    """``recon mutate --out DIR`` writes mutation.json: the summary of a mutation analysis."""
+    return isinstance(doc, dict) and isinstance(doc.get("summary"), dict) and "score" in doc["summary"] \
+        and "target" in doc and "hidden_only" in doc
+
+
+def load_mutations(paths: Iterable[Path | str]) -> list[dict[str, Any]]:
+    """Every mutation analysis (mutation.json) among ``paths`` (files, or folders searched)."""
+    found: list[dict[str, Any]] = []
+    for p in map(Path, paths):
+        files = sorted(q for q in p.rglob("mutation*.json") if q.is_file()) if p.is_dir() else [p]
+        for f in files:
+            if not f.is_file() or f.suffix != ".json" or f.stat().st_size > MAX_JSON_BYTES:
+                continue
+            try:
+                doc = json.loads(f.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                continue
+            if _is_mutation(doc):
+                found.append({**doc, "_source": str(f)})
+    return found
 
 
 def _read_file(path: Path, explicit: bool) -> list[dict[str, Any]]:
@@ -106,13 +114,15 @@ def _read_file(path: Path, explicit: bool) -> list[dict[str, Any]]:
             return []
     if _is_grading(doc):
         return [{**record_of(doc), "_source": str(path)}]
+    if _is_mutation(doc):
+        return []  # read by load_mutations
     if explicit:
         raise UsageError(f"{path} is JSON but not a grading document (no rungs/reward/nonce)",
                          hint="give grading.json files, `recon grade --json` output or --history files")
     return []
 
 
-def load_records(paths: Iterable[Path | str]) -> tuple[list[dict[str, Any]], list[str]]:
+def load_records(paths: Iterable[Path | str], *, allow_empty: bool = False) -> tuple[list[dict[str, Any]], list[str]]:
     """Every grading record in ``paths`` (files, or folders searched for ``*.json`` and
     ``*.jsonl``), without duplicates (a grading saved both as grading.json and as a
     history line counts once); and the list of files read."""
@@ -135,7 +145,7 @@ def load_records(paths: Iterable[Path | str]) -> tuple[list[dict[str, Any]], lis
                 if key not in seen:
                     seen.add(key)
                     records.append(r)
-    if not records:
+    if not records and not allow_empty:
         raise UsageError("no gradings found in " + ", ".join(map(str, paths)),
                          hint="run `recon grade TASK --workspace WS --out DIR` (grading.json) or `--history FILE.jsonl`")
     return records, sources
@@ -210,23 +220,6 @@ def _rates(subs: list[Submission]) -> dict[str, float]:
 
 
 # -- drawing -----------------------------------------------------------------------------
-def _new_figure(height: int = FIGURE_HEIGHT) -> Any:
-    from matplotlib.figure import Figure as MplFigure  # noqa: PLC0415 - lazy: never at `recon --help`
-
-    return MplFigure(figsize=(FIGURE_WIDTH / DPI, height / DPI), dpi=DPI, layout="constrained")
-
-
-def _save(fig: Any, path: Path) -> None:
-    from matplotlib.backends.backend_agg import FigureCanvasAgg  # noqa: PLC0415
-
-    FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=DPI, format="png", metadata={"Software": f"recon {__version__}"})
-
-
-def _rung_ticklabels() -> list[str]:
-    return [f"{k}\n" + textwrap.fill(RUNG_NAMES[k], 14) for k in range(7)]
-
-
 def _draw_ladder(subs: list[Submission], tasks: list[str], path: Path) -> None:
     fig = _new_figure()
     ax = fig.add_subplot()
@@ -270,13 +263,6 @@ def _draw_ladder(subs: list[Submission], tasks: list[str], path: Path) -> None:
         cb.update_ticks()
     ax.set_title("Where submissions land on the ladder", fontsize=12)
     _save(fig, path)
-
-
-def _task_colors(n: int) -> list[Any]:
-    from matplotlib import colormaps  # noqa: PLC0415
-
-    cmap = colormaps["tab10" if n <= 10 else "tab20"]
-    return [cmap(i % cmap.N) for i in range(n)]
 
 
 def _draw_dense_vs_binary(subs: list[Submission], tasks: list[str], path: Path) -> None:
@@ -385,29 +371,6 @@ def _draw_over_time(subs: list[Submission], path: Path) -> None:
 
 
 # -- the page ----------------------------------------------------------------------------
-CSS = """
-body { font-family: -apple-system, "Segoe UI", Helvetica, Arial, sans-serif; margin: 2em auto; max-width: 1000px;
-       color: #222; padding: 0 1em; }
-h1 { font-size: 1.6em; margin-bottom: 0.2em; } h2 { margin-top: 1.6em; border-bottom: 1px solid #ddd; }
-.meta { color: #666; font-size: 0.9em; }
-.cards { display: flex; gap: 1em; flex-wrap: wrap; margin: 1em 0; }
-.card { border: 1px solid #ddd; border-radius: 6px; padding: 0.6em 1em; min-width: 8em; }
-.card .v { font-size: 1.5em; font-weight: 600; } .card .k { color: #666; font-size: 0.85em; }
-figure { margin: 1.2em 0; } figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
-figcaption { color: #555; font-size: 0.9em; margin-top: 0.3em; }
-table { border-collapse: collapse; width: 100%; font-size: 0.9em; margin: 0.6em 0 1.2em; }
-th, td { border-bottom: 1px solid #e4e4e4; padding: 0.3em 0.5em; text-align: left; vertical-align: top; }
-th { background: #f5f5f5; } td.num { text-align: right; font-variant-numeric: tabular-nums; }
-.bar { display: inline-block; height: 0.7em; background: #3b6fb6; vertical-align: middle; margin-right: 0.4em; }
-.pass { color: #1a7f37; font-weight: 600; } .fail { color: #999; }
-code { font-size: 0.9em; }
-"""
-
-
-def _e(value: Any) -> str:
-    return html.escape(str(value), quote=True)
-
-
 def _fmt_elapsed(seconds: float | None) -> str:
     if seconds is None:
         return "-"
@@ -464,7 +427,9 @@ def build_report(paths: Iterable[Path | str], out_dir: Path | str, *, title: str
     paths = list(paths)
     if not paths:
         raise UsageError("give at least one grading JSON, history file or folder")
-    records, sources = load_records(paths)
+    mutations = load_mutations(paths)
+    records, sources = load_records(paths, allow_empty=bool(mutations))
+    sources += [m["_source"] for m in mutations]
     subs = _submissions(records)
     tasks = sorted({s.task for s in subs})
     out = Path(out_dir)
@@ -477,24 +442,25 @@ def build_report(paths: Iterable[Path | str], out_dir: Path | str, *, title: str
         figures.append(Figure(name, FIGURE_WIDTH, height, title_, caption))
         return out / name
 
-    _draw_ladder(subs, tasks, add(
-        "ladder.png", "Where submissions land on the ladder",
-        "Highest rung passed by the latest grading of each submission, per task. Rung 6 is a full pass."))
-    _draw_dense_vs_binary(subs, tasks, add(
-        "dense_vs_binary.png", "Dense reward vs binary pass rate",
-        "Mean dense ladder reward R = (k + f) / 6 next to the fraction of submissions with a full pass (R = 1), "
-        "latest grading per submission. The gap is the partial progress a pass/fail verifier does not see."))
-    h = figure_height("rungs.png", len(subs))
-    _draw_rungs(subs, add(
-        "rungs.png", "Rung by rung",
-        "Fraction of each rung's checks that passed; grey rungs were not examined because a lower rung failed "
-        "(the ladder is monotone).", h), h)
     multi = [s for s in subs if len(s.records) > 1]
-    if multi:
-        _draw_over_time(multi, add(
-            "reward_over_time.png", "Reward over time",
-            "Each checkpoint series (a submission graded repeatedly, e.g. by recon watch): reward against time "
-            "since its first checkpoint. Drops are regressions; stars mark full passes."))
+    if subs:  # a report of mutation analyses alone has no gradings to draw
+        _draw_ladder(subs, tasks, add(
+            "ladder.png", "Where submissions land on the ladder",
+            "Highest rung passed by the latest grading of each submission, per task. Rung 6 is a full pass."))
+        _draw_dense_vs_binary(subs, tasks, add(
+            "dense_vs_binary.png", "Dense reward vs binary pass rate",
+            "Mean dense ladder reward R = (k + f) / 6 next to the fraction of submissions with a full pass (R = 1), "
+            "latest grading per submission. The gap is the partial progress a pass/fail verifier does not see."))
+        h = figure_height("rungs.png", len(subs))
+        _draw_rungs(subs, add(
+            "rungs.png", "Rung by rung",
+            "Fraction of each rung's checks that passed; grey rungs were not examined because a lower rung failed "
+            "(the ladder is monotone).", h), h)
+        if multi:
+            _draw_over_time(multi, add(
+                "reward_over_time.png", "Reward over time",
+                "Each checkpoint series (a submission graded repeatedly, e.g. by recon watch): reward against time "
+                "since its first checkpoint. Drops are regressions; stars mark full passes."))
     if progress:
         progress(1)
     produced = {f.name for f in figures}
@@ -525,6 +491,24 @@ def build_report(paths: Iterable[Path | str], out_dir: Path | str, *, title: str
         parts.append("<p class=\"meta\">No submission was graded more than once, so there is no reward-over-time "
                      "figure; record checkpoint series with <code>recon grade --history FILE.jsonl</code> or "
                      "<code>recon watch</code>.</p>")
+    if mutations:
+        parts.append("<h2>Mutation analysis</h2><p class=\"meta\">Single-edit mutants of each task's reference "
+                     "(<code>recon mutate</code>): the share of the non-equivalent ones that the hidden scenarios plus "
+                     "probes kill, and the behaviours the hidden set tests that no public scenario shows "
+                     "(hidden-only kills).</p>")
+        parts.append("<table><tr><th>task</th><th>mutants</th><th>non-equivalent</th><th>score (hidden + probes)</th>"
+                     "<th>public</th><th>hidden-only</th><th>survivors</th><th>passed</th></tr>")
+        for m in mutations:
+            sm = m["summary"]
+            err = sm.get("score_error")
+            parts.append(
+                f"<tr><td>{_e(m.get('target') or m.get('oracle'))}</td><td class=\"num\">{_e(sm.get('mutants'))}</td>"
+                f"<td class=\"num\">{_e(sm.get('non_equivalent'))}</td>"
+                f"<td class=\"num\">{float(sm['score']):.3f}" + (f" &plusmn; {float(err):.3f}" if err else "") + "</td>"
+                f"<td class=\"num\">{float(sm.get('score_public', 0.0)):.3f}</td>"
+                f"<td>{_e(', '.join(map(str, m.get('hidden_only') or [])) or 'none')}</td>"
+                f"<td class=\"num\">{_e(sm.get('survivors'))}</td><td>{'yes' if sm.get('passed') else 'no'}</td></tr>")
+        parts.append("</table>")
     parts.append("<h2>Submissions by task</h2>")
     for t in tasks:
         ts = [s for s in subs if s.task == t]

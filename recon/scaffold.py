@@ -1,8 +1,10 @@
 """``recon new``: scaffold an oracle plugin package.
 
 The package registers its oracle through the ``recon.oracles`` entry point, ships a
-commented, working ``@oracle`` example with its standalone reference program, pytest
-tests that call the oracle directly, and a README. It builds and validates unchanged
+commented, working ``@oracle`` example with its standalone reference program, one
+baseline, pytest tests that call the oracle directly, and a README. The example shows
+the split every declaration keeps: what the agent reads (``description=``, ``doc=``,
+the evidence descriptions) apart from the private recipe (the docstring). It builds and validates unchanged
 once installed (``pip install -e DIR``), so an author starts from something green.
 
 Templates are the ``new_*.tmpl`` files in ``recon/templates`` (``string.Template``
@@ -31,6 +33,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("new_README.md.tmpl", "README.md"),
     ("new_oracle.py.tmpl", "src/{package}/__init__.py"),
     ("new_reference.py.tmpl", "src/{package}/reference.py"),
+    ("new_baseline.py.tmpl", "src/{package}/baselines/linspace_one_second/reconstruct.py"),
     ("new_test.py.tmpl", "tests/test_{name}.py"),
 )
 

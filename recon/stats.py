@@ -1,10 +1,11 @@
 """Statistics of a built task: how much work it asks for, how much evidence it gives,
-and how long its reference solution takes per scenario.
+how long its reference solution takes per scenario, and how far its baselines get.
 
 ``task_stats`` reads the task's files (it needs the verifier side, ``tests/``, and the
 ``solution/``) and, unless told not to, runs the reference solution once per public
 and hidden scenario as a bare subprocess (no sandbox), so the numbers are the cost
-of the work itself.
+of the work itself. With ``baselines=True`` it also grades every baseline the oracle
+ships (see :mod:`recon.baselines`): a full grading each, so it is opt-in.
 """
 from __future__ import annotations
 
@@ -17,13 +18,17 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import canonjson, compare
 from .errors import TaskError
 from .runtimes.base import env_for_submission
 from .task import ScenarioDir, Task, load_task
 from .validate import count_work
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .registry import Registry
+    from .runtimes.base import Runtime
 
 __all__ = ["task_stats", "render_stats", "bare_run", "BareRun", "count_work"]
 
@@ -77,13 +82,21 @@ def _summary(values: list[float]) -> dict[str, float]:
             "total": round(sum(values), 4)}
 
 
-def task_stats(task_dir: Path | str, *, run: bool = True,
+def task_stats(task_dir: Path | str, *, run: bool = True, baselines: bool = False, mutation: bool = False,
+               runtime: "str | Runtime" = "auto", registry: "Registry | None" = None,
                progress: Callable[[int], None] | None = None) -> dict[str, Any]:
     """The statistics of the built task at ``task_dir`` as a JSON-able dict.
 
     ``work`` is W (non-blank, non-comment lines of the reference solution, as ``recon
-    validate`` counts them); ``reference_seconds`` maps each public and hidden scenario
-    to the wall time of one bare run of the reference (absent when ``run`` is False).
+    validate`` counts them); ``stages`` the number of stages the oracle's recipe names
+    (None for a task built before recon recorded them); ``disclose`` what the build
+    disclosed beyond the behaviour-only instruction; ``reference_seconds`` maps each
+    public and hidden scenario to the wall time of one bare run of the reference (absent
+    when ``run`` is False); ``baselines`` lists each shipped baseline's grading (name,
+    reward, rung), graded on ``runtime`` (absent unless ``baselines`` is True; it needs
+    the oracle, from ``registry`` or the installed plugins). ``mutation`` adds the
+    mutation analysis (score of hidden + probes, hidden-only kills, survivors): the one
+    ``recon validate`` ran, or a new one (minutes) kept for next time.
     """
     task: Task = load_task(task_dir)
     if task.root is None:
@@ -104,6 +117,9 @@ def task_stats(task_dir: Path | str, *, run: bool = True,
         "oracle_version": task.meta["oracle_version"],
         "path": str(root),
         "work": count_work(reference.read_text(encoding="utf-8")),
+        "stages": len(task.meta["stages"]) if isinstance(task.meta.get("stages"), list) else None,
+        "stage_names": list(task.meta.get("stages") or []),
+        "disclose": task.meta.get("disclose"),
         "instruction_words": len(instruction.read_text(encoding="utf-8").split()),
         "evidence": _archive_stats(obs / "reference_outputs.tar.gz", set(manifest.get("evidence", {}))),
         "n_public": len(task.meta["public"]),
@@ -135,6 +151,14 @@ def task_stats(task_dir: Path | str, *, run: bool = True,
         out["reference_summary"] = _summary(list(seconds.values()))
         out["reference_matches"] = len(seconds) - len(failures)
         out["reference_failures"] = failures
+    if baselines:
+        from .baselines import grade_baselines  # noqa: PLC0415 - grading is only needed here
+
+        out["baselines"] = [r.to_json() for r in grade_baselines(task, runtime=runtime, registry=registry)]
+    if mutation:
+        from .validate import mutation_summary  # noqa: PLC0415 - mutants and their workers
+
+        out["mutation"] = mutation_summary(task, registry)
     return out
 
 
@@ -153,6 +177,10 @@ def render_stats(s: dict[str, Any]) -> str:
     rows: list[tuple[str, str]] = [
         ("task", f"{s['task']} (oracle {s['oracle']} {s['oracle_version']})"),
         ("work W", f"{s['work']} lines (non-blank, non-comment lines of the reference solution)"),
+        ("stages", "not recorded (built by an older recon)" if s.get("stages") is None
+         else f"{s['stages']} in the recipe" + (f": {'; '.join(s['stage_names'])}" if s.get("stage_names") else "")),
+        ("disclosed", "the recipe (an easier variant)" if s.get("disclose") == "recipe"
+         else "nothing: behaviour-only instruction"),
         ("instruction", f"{s['instruction_words']} words"),
         ("evidence", f"{_human_bytes(ev['archive_bytes'])} archive, {_human_bytes(ev['unpacked_bytes'])} unpacked, "
                      f"{ev['files']} files ({_human_bytes(ev['evidence_file_bytes'])} in evidence files)"),
@@ -170,6 +198,21 @@ def render_stats(s: dict[str, Any]) -> str:
             rows.append(("", f"{sid:<10} {sec:.3f} s"))
         for f in s["reference_failures"]:
             rows.append(("", f"MISMATCH {f}"))
+    if "baselines" in s:
+        if not s["baselines"]:
+            rows.append(("baselines", "none shipped"))
+        for i, b in enumerate(s["baselines"]):
+            verdict = "ok, below 1.0" if b["passed"] else "REACHES 1.0: the instruction gives the recipe away"
+            rows.append(("baselines" if i == 0 else "", f"{b['name']:<20} R = {b['reward']:.4f}  "
+                                                         f"rung {b['rung']}  {verdict}"))
+    if "mutation" in s:
+        m = s["mutation"]["summary"]
+        rows.append(("mutation score", f"{m['score']:.3f} ± {m['score_error']:.3f} of {m['non_equivalent']} "
+                                       f"non-equivalent mutants killed by hidden + probes (public {m['score_public']:.3f}; "
+                                       f"threshold {m['threshold']:g}: {'ok' if m['passed'] else 'FAILS'})"))
+        hidden_only = s["mutation"].get("hidden_only") or []
+        rows.append(("hidden-only kills", f"{len(hidden_only)}" + (": " + "; ".join(hidden_only[:5]) if hidden_only else
+                                                                   " (every behaviour the hidden set tests is shown)")))
     width = max(len(k) for k, _ in rows)
     return "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
 

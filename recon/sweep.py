@@ -35,14 +35,19 @@ from .oracle import Oracle
 
 __all__ = [
     "SweepSpec", "Scenario", "ScenarioRun", "load_spec", "public_scenarios", "hidden_scenarios",
-    "probe_scenarios", "derive_task_key", "build_secret", "run_scenario", "run_scenarios",
-    "DEFAULT_PUBLIC", "DEFAULT_HIDDEN",
+    "probe_scenarios", "pool_scenarios", "select_scenarios", "Selection", "derive_task_key", "build_secret",
+    "run_scenario", "run_scenarios", "DEFAULT_PUBLIC", "DEFAULT_HIDDEN", "SELECT_STRATEGIES",
 ]
 
 DEFAULT_PUBLIC = 6
 DEFAULT_HIDDEN = 3
 MAX_ATTEMPTS = 200
-SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes"}
+SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select"}
+# How the published and hidden scenarios are chosen: "random" draws them (stratified
+# public, keyed hidden); "stress" picks them from larger pools of the same kinds so that
+# the hidden set kills the most mutants of the reference and every mutant it kills is
+# also killed by a public scenario (see recon.selection).
+SELECT_STRATEGIES = ("random", "stress")
 
 
 @dataclass(frozen=True)
@@ -54,10 +59,14 @@ class SweepSpec:
     seed: int = 0
     axes: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "defaults"
+    select: str = "random"
 
     def to_json(self) -> dict[str, Any]:
-        return {"n_public": self.n_public, "n_hidden": self.n_hidden, "seed": self.seed,
-                "axes": {k: dict(sorted(v.items())) for k, v in sorted(self.axes.items())}}
+        out: dict[str, Any] = {"n_public": self.n_public, "n_hidden": self.n_hidden, "seed": self.seed,
+                               "axes": {k: dict(sorted(v.items())) for k, v in sorted(self.axes.items())}}
+        if self.select != "random":  # keeps the documents of random builds as they were
+            out["select"] = self.select
+        return out
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,7 @@ def load_spec(
     n_public: int | None = None,
     n_hidden: int | None = None,
     seed: int | None = None,
+    select: str | None = None,
 ) -> SweepSpec:
     """The sweep spec for ``oracle``: an explicit file, else ``scenarios/<name>.toml``
     (built in, or beside the plugin module), else defaults; command-line values win."""
@@ -138,7 +148,11 @@ def load_spec(
             oracle.axes[aname].narrow(table)
         except ValueError as exc:
             raise SpecError(f"{source}: axes.{aname} = {table!r}: {exc}") from None
-    spec = SweepSpec(n_public=np_, n_hidden=nh, seed=sd, axes=axes, source=source)
+    sel = select if select is not None else data.get("select", "random")
+    if sel not in SELECT_STRATEGIES:
+        raise SpecError(f"{source}: select={sel!r} is not a selection strategy",
+                        hint=f"use one of {', '.join(repr(x) for x in SELECT_STRATEGIES)}")
+    spec = SweepSpec(n_public=np_, n_hidden=nh, seed=sd, axes=axes, source=source, select=sel)
     return spec
 
 
@@ -155,7 +169,11 @@ def _unit(key: bytes, *parts: Any) -> float:
 
 
 def _spec_identity(oracle: Oracle, spec: SweepSpec) -> str:
-    return canonjson.dumps_compact({"oracle": oracle.name, "version": oracle.version, "spec": spec.to_json()})
+    # The selection strategy is not part of the identity: both strategies draw from the
+    # same stratified and keyed streams, and the task key stays the same.
+    ident = spec.to_json()
+    ident.pop("select", None)
+    return canonjson.dumps_compact({"oracle": oracle.name, "version": oracle.version, "spec": ident})
 
 
 def _few_valued(axis: Axis, n: int) -> bool:
@@ -279,6 +297,127 @@ def probe_scenarios(
         if k == 0:
             bases.insert(0, sc)
     return out
+
+
+def pool_scenarios(oracle: Oracle, spec: SweepSpec, size: int, *, seed: int = 0, taken: Iterable[Scenario] = (),
+                   prefix: str = "pool") -> list[Scenario]:
+    """``size`` scenarios to measure programs and scenario sets on (mutation analysis,
+    ``recon pool``): a pure function of the sweep identity and ``seed`` (unkeyed: a pool
+    is an instrument, never a secret), distinct from ``taken`` and from each other.
+
+    The pool starts at the edges, where off-by-one and boundary mistakes show: for every
+    axis with two ends, one scenario at each end (the other axes drawn), then one with
+    every axis at its low end and one with every axis at its high end; the rest are
+    drawn with each axis snapped to an end with probability 0.3.
+    """
+    if not (isinstance(size, int) and 0 <= size <= 100_000):
+        raise SpecError(f"pool size {size!r} must be an integer in [0, 100000]")
+    axes = effective_axes(oracle, spec)
+    key = hashlib.sha256(b"recon-pool\x00" + _spec_identity(oracle, spec).encode() + b"\x00" + str(seed).encode()).digest()
+    used = {s.key() for s in taken}
+    edge_axes = [a for a, ax in axes.items() if not isinstance(ax, Seed) and len({canonjson.dumps_compact(v)
+                                                                                 for v in ax.edges()}) == 2]
+    plans: list[tuple[str, Any]] = [(a, end) for end in (0, 1) for a in edge_axes]
+    if edge_axes:
+        plans += [("*", 0), ("*", 1)]
+    out: list[Scenario] = []
+    index = 0
+    while len(out) < size:
+        for attempt in range(MAX_ATTEMPTS):
+            params = _draw(axes, key, prefix, index, attempt, edges=index >= len(plans))
+            if index < len(plans):
+                which, end = plans[index]
+                for a in (edge_axes if which == "*" else [which]):
+                    params[a] = axes[a].edges()[-1 if end else 0]
+            sc = Scenario(f"{prefix}_{len(out) + 1}", params)
+            if sc.key() not in used:
+                used.add(sc.key())
+                out.append(sc)
+                break
+        index += 1
+        if index > size + len(plans) + MAX_ATTEMPTS:
+            raise SpecError(f"{oracle.name}: cannot draw {size} distinct pool scenarios from its axes",
+                            hint="use a smaller pool or widen the axes")
+    return out
+
+
+@dataclass
+class Selection:
+    """The scenarios a task publishes and withholds, and how they were chosen."""
+
+    public: list[Scenario]
+    hidden: list[Scenario]
+    strategy: str
+    report: dict[str, Any] | None = None   # stress: what the chosen sets kill (verifier side only)
+
+
+def select_scenarios(
+    oracle: Oracle,
+    spec: SweepSpec,
+    key: bytes,
+    *,
+    workers: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> Selection:
+    """The public and hidden scenarios of a task, chosen as ``spec.select`` says.
+
+    ``"random"`` is :func:`public_scenarios` then :func:`hidden_scenarios` (what builds
+    have always done). ``"stress"`` runs mutants of the oracle's reference on candidate
+    pools (see :func:`recon.selection.stress_selection`); it needs ``oracle.reference``
+    and takes minutes rather than seconds. Both are deterministic for the same oracle,
+    spec and key.
+    """
+    if spec.select == "random":
+        public = public_scenarios(oracle, spec)
+        return Selection(public, hidden_scenarios(oracle, spec, key, public), "random")
+    if spec.select == "stress":
+        from .selection import stress_selection  # noqa: PLC0415 - heavy: mutants, workers
+
+        cached = _selection_cache(oracle, spec, key)
+        if cached is not None and cached.is_file():
+            try:
+                doc = canonjson.read(cached)
+                if progress:
+                    progress(f"stress selection reused from {cached}")
+                return Selection([Scenario(s["id"], s["parameters"]) for s in doc["public"]],
+                                 [Scenario(s["id"], s["parameters"]) for s in doc["hidden"]], "stress", doc["report"])
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # unreadable: select again and overwrite
+        sel = stress_selection(oracle, spec, key, workers=workers, progress=progress)
+        if cached is not None:
+            _write_private(cached, {"public": [{"id": s.id, "parameters": s.parameters} for s in sel.public],
+                                    "hidden": [{"id": s.id, "parameters": s.parameters} for s in sel.hidden],
+                                    "report": sel.report})
+        return sel
+    raise SpecError(f"select={spec.select!r} is not a selection strategy",
+                    hint=f"use one of {', '.join(repr(x) for x in SELECT_STRATEGIES)}")
+
+
+def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes) -> Path | None:
+    """Where a stress selection is kept for the next build of the same task: it costs
+    minutes and is a pure function of the oracle's version and reference, the spec and
+    the task key. The file names hidden scenarios, so it lives beside the build secret,
+    private to this user (``$RECON_HOME/cache``)."""
+    if oracle.reference is None or not oracle.reference.is_file():
+        return None
+    from . import __version__  # noqa: PLC0415
+
+    ident = canonjson.dumps_compact({
+        "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
+        "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(), "key": key.hex()})
+    return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
+
+
+def _write_private(path: Path, doc: Any) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".sel-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(canonjson.dumps(doc).encode("utf-8"))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache: a build never fails for it
 
 
 # -- the build secret ----------------------------------------------------------------------

@@ -1,15 +1,19 @@
 """``recon validate``: prove a built task is sound (DESIGN §8).
 
 Replays in fresh sandboxes: the reference solution (exactly 1.0), the untouched
-workspace (0), a constant-output and a replay submission (below 5/6), the reference
-with one field pushed past its tolerance (below 1.0); audits the agent's side for
-leaks and the published files against their manifest hashes.
+workspace (0), generated task-agnostic cheats (constant output, nearest-public replay,
+keyed noise, interpolation between public outputs: each below 5/6), the reference with
+one field pushed past its tolerance (below 1.0), and the oracle's baselines (plausible
+programs written from the instruction alone, recon.baselines: each below 1.0); audits the
+agent's side for leaks (recon.leaks) and the published files against their manifest
+hashes.
+
+The generated submissions are rows of :data:`GENERATED`: a name, what the reward must
+stay below, and a writer. Adding a row is one entry there.
 """
 from __future__ import annotations
 
-import io
-import json
-import math
+import hashlib
 import shutil
 import tarfile
 import tempfile
@@ -17,16 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import canonjson
+from . import __version__, canonjson
+from .baselines import grade_baselines
 from .errors import TaskError
 from .fsutil import sha256_file
 from .grader import grade, resolve_oracle
+from .leaks import leak_audit
 from .registry import Registry
 from .run import install_solution
 from .runtimes.base import Runtime, get_runtime
 from .task import Task, load_task
 
-__all__ = ["validate", "ValidationRow", "count_work", "leak_audit", "manifest_audit", "perturbed_value"]
+__all__ = ["validate", "ValidationRow", "mutation_summary", "Generated", "GENERATED", "count_work", "leak_audit", "manifest_audit",
+           "perturbed_value", "write_generated"]
 
 FIVE_SIXTHS = 5 / 6
 
@@ -71,25 +78,73 @@ def perturbed_value(spec: dict[str, Any], value: Any) -> Any:
     return [value]
 
 
-def _write_submission(ws: Path, kind: str, task: Task, reference: Path) -> None:
-    public = task.public()
+def _public_table(task: Task) -> list[dict[str, Any]]:
+    return [{"id": sd.id, "p": sd.parameters, "o": sd.truth} for sd in task.public()]
+
+
+def _write_constant(ws: Path, task: Task, reference: Path) -> None:
+    out = task.public()[0].truth
+    (ws / "reconstruct.py").write_text(
+        "# Constant: prints one published output whatever the scenario.\n"
+        "import json, sys\nsys.stdin.read()\nOUT = " + repr(out) + "\nprint(json.dumps(OUT))\n")
+
+
+def _write_replay(ws: Path, task: Task, reference: Path) -> None:
+    table = [{"p": row["p"], "o": row["o"]} for row in _public_table(task)]
+    (ws / "reconstruct.py").write_text(REPLAY_TEMPLATE.format(table=repr(table), axes=repr(task.meta["axes"])))
+
+
+def _write_keyed_noise(ws: Path, task: Task, reference: Path) -> None:
+    public = {row["id"]: row["o"] for row in _public_table(task)}
+    (ws / "reconstruct.py").write_text(NOISE_TEMPLATE.format(public=repr(public), fields=repr(task.outputs)))
+
+
+def _write_interpolation(ws: Path, task: Task, reference: Path) -> None:
+    (ws / "reconstruct.py").write_text(INTERPOLATION_TEMPLATE.format(
+        table=repr(_public_table(task)), axes=repr(task.meta["axes"]), fields=repr(task.outputs)))
+
+
+def _write_one_field_off(ws: Path, task: Task, reference: Path) -> None:
     fields = task.outputs
-    if kind == "constant":
-        out = public[0].truth
-        (ws / "reconstruct.py").write_text(
-            "# Constant: prints one published output whatever the scenario.\n"
-            "import json, sys\nsys.stdin.read()\nOUT = " + repr(out) + "\nprint(json.dumps(OUT))\n")
-    elif kind == "replay":
-        table = [{"p": sd.parameters, "o": sd.truth} for sd in public]
-        axes = task.meta["axes"]
-        (ws / "reconstruct.py").write_text(REPLAY_TEMPLATE.format(table=repr(table), axes=repr(axes)))
-    elif kind == "one_field_off":
-        numeric = [n for n, s in sorted(fields.items()) if s["kind"] in ("number", "integer", "angle")]
-        field = numeric[0] if numeric else sorted(fields)[0]
-        shutil.copyfile(reference, ws / "_reference.py")
-        (ws / "reconstruct.py").write_text(OFF_TEMPLATE.format(field=field, spec=repr(fields[field])))
-    else:  # pragma: no cover
-        raise ValueError(kind)
+    numeric = [n for n, s in sorted(fields.items()) if s["kind"] in ("number", "integer", "angle")]
+    field = numeric[0] if numeric else sorted(fields)[0]
+    shutil.copyfile(reference, ws / "_reference.py")
+    (ws / "recon_perturb.py").write_text(_perturb_module())
+    (ws / "reconstruct.py").write_text(OFF_TEMPLATE.format(field=field, spec=repr(fields[field])))
+
+
+@dataclass(frozen=True)
+class Generated:
+    """A generated submission validate grades: the reward must stay below ``limit``."""
+
+    name: str
+    expectation: str
+    limit: float
+    write: Callable[[Path, Task, Path], None]
+    what: str
+
+
+#: the generated submissions, in the order validate reports them
+GENERATED: tuple[Generated, ...] = (
+    Generated("constant", "< 5/6", FIVE_SIXTHS, _write_constant, "prints the first public output for every scenario"),
+    Generated("replay", "< 5/6", FIVE_SIXTHS, _write_replay, "prints the output of the nearest public scenario"),
+    Generated("keyed noise", "< 5/6", FIVE_SIXTHS, _write_keyed_noise,
+              "public truth for public ids, elsewhere values of the right kind drawn by a hash of the parameters"),
+    Generated("interpolation", "< 5/6", FIVE_SIXTHS, _write_interpolation,
+              "public truth for public ids, elsewhere inverse-distance-weighted public outputs (nearest for "
+              "non-numeric fields)"),
+    Generated("one field off", "< 1.0", 1.0, _write_one_field_off,
+              "the reference with one field pushed past its tolerance"),
+)
+
+
+def write_generated(name: str, ws: Path, task: Task, reference: Path) -> None:
+    """Write the generated submission ``name`` (a :data:`GENERATED` row) into ``ws``."""
+    for g in GENERATED:
+        if g.name == name:
+            g.write(ws, task, reference)
+            return
+    raise ValueError(f"no generated submission named {name!r}")
 
 
 REPLAY_TEMPLATE = '''# Memorizer: prints the published output whose parameters are nearest.
@@ -118,6 +173,79 @@ with contextlib.redirect_stdout(buf):
     runpy.run_path("_reference.py", run_name="__main__")
 out = json.loads(buf.getvalue())
 out[{field!r}] = perturbed_value({spec}, out[{field!r}])
+print(json.dumps(out))
+'''
+
+# Shared by the generated templates: parameters on [0, 1] of their axis (log axes in log
+# space), categorical mismatches (choice, bool, seed) count 1, as recon.checks does.
+_DISTANCE_SOURCE = """
+def _norm(ax, v):
+    if ax.get("kind") not in ("float", "int") or isinstance(v, bool) or not isinstance(v, (int, float)):
+        return None
+    lo, hi, v = float(ax["lo"]), float(ax["hi"]), float(v)
+    if ax.get("kind") == "float" and ax.get("log") and lo > 0 and v > 0:
+        lo, hi, v = math.log(lo), math.log(hi), math.log(v)
+    return 0.0 if hi <= lo else (v - lo) / (hi - lo)
+def dist(a, b):
+    d = 0.0
+    for k in sorted(set(a) | set(b)):
+        x, y = _norm(AXES.get(k, {{}}), a.get(k)), _norm(AXES.get(k, {{}}), b.get(k))
+        if x is not None and y is not None:
+            d += (x - y) ** 2
+        elif a.get(k) != b.get(k):
+            d += 1.0
+    return math.sqrt(d)
+"""
+
+NOISE_TEMPLATE = '''# Keyed noise: the published truth for public ids; for any other id, values of the
+# right kind drawn by a hash of the parameters (numbers within the public range, other
+# kinds one of the public values). Outputs change with the parameters, and carry nothing.
+import hashlib, json, sys
+PUBLIC = {public}
+FIELDS = {fields}
+doc = json.load(sys.stdin)
+if doc.get("id") in PUBLIC:
+    print(json.dumps(PUBLIC[doc["id"]]))
+    sys.exit(0)
+key = json.dumps(doc["parameters"], sort_keys=True)
+out = {{}}
+for name, spec in sorted(FIELDS.items()):
+    values = [t[name] for t in PUBLIC.values()]
+    x = int.from_bytes(hashlib.sha256((key + "|" + name).encode()).digest()[:8], "big") / 2.0 ** 64
+    if spec["kind"] in ("number", "angle"):
+        lo, hi = min(values), max(values)
+        out[name] = lo + x * (hi - lo)
+    elif spec["kind"] == "integer":
+        lo, hi = min(values), max(values)
+        out[name] = lo + min(int(x * (hi - lo + 1)), hi - lo)
+    else:
+        out[name] = values[int(x * len(values))]
+print(json.dumps(out))
+'''
+
+INTERPOLATION_TEMPLATE = '''# Interpolation: the published truth for public ids; elsewhere the inverse-distance-
+# weighted mean (power 2, normalised parameters) of the public outputs for numeric
+# fields, and the nearest public output for every other field.
+import json, math, sys
+TABLE = {table}
+AXES = {axes}
+FIELDS = {fields}
+''' + _DISTANCE_SOURCE + '''
+doc = json.load(sys.stdin)
+for row in TABLE:
+    if row["id"] == doc.get("id"):
+        print(json.dumps(row["o"]))
+        sys.exit(0)
+d = [dist(doc["parameters"], row["p"]) for row in TABLE]
+near = TABLE[d.index(min(d))]["o"]
+out = {{}}
+for name, spec in sorted(FIELDS.items()):
+    if spec["kind"] in ("number", "integer", "angle") and min(d) > 0:
+        w = [x ** -2 for x in d]
+        v = sum(wi * row["o"][name] for wi, row in zip(w, TABLE)) / sum(w)
+        out[name] = int(round(v)) if spec["kind"] == "integer" else v
+    else:
+        out[name] = near[name]
 print(json.dumps(out))
 '''
 
@@ -153,100 +281,75 @@ def manifest_audit(app: Path) -> list[str]:
     return problems
 
 
-def _agent_side_texts(env: Path) -> list[tuple[str, bytes]]:
-    """Every file under environment/, with the members of every archive opened."""
-    out: list[tuple[str, bytes]] = []
-    for p in sorted(env.rglob("*")):
-        if not p.is_file():
-            continue
-        data = p.read_bytes()
-        out.append((p.relative_to(env).as_posix(), data))
-        if p.name.endswith((".tar.gz", ".tgz", ".tar")):
-            with tarfile.open(fileobj=io.BytesIO(data)) as tar:
-                for m in tar.getmembers():
-                    f = tar.extractfile(m) if m.isfile() else None
-                    if f is not None:
-                        out.append((f"{p.relative_to(env).as_posix()}!{m.name}", f.read()))
-    return out
+def _generated_detail(g: dict[str, Any], gen: Generated) -> str:
+    """The rung reached and what failed; when a cheat got past rung 4, which checks of
+    the anti-memorization rung it passed (the fields that let it through)."""
+    failing = [c["id"] for r in g["rungs"] for c in r["checks"] if not c["passed"]][:2]
+    text = f"rung {g['rung']['index']}; failing {', '.join(failing) or 'none'}"
+    if gen.limit <= FIVE_SIXTHS + 1e-9 and len(g["rungs"]) >= 5 and g["rungs"][4]["examined"]:
+        passed = [c["id"] for c in g["rungs"][4]["checks"] if c["passed"]]
+        if g["reward"] >= gen.limit - 1e-9:
+            text = (f"rung {g['rung']['index']}: rung 5 let it pass on {', '.join(passed) or 'no check'} "
+                    f"({g['rungs'][4]['failed']} failed, {g['rungs'][4]['may_fail']} may fail)")
+        elif passed:
+            text += f"; rung 5 passed only {', '.join(passed)}"
+    return text
 
 
-def _distinctive(value: Any) -> list[str]:
-    """String forms of a value specific enough that finding one means a leak."""
-    if isinstance(value, bool) or value is None:
-        return []
-    if isinstance(value, float):
-        if not math.isfinite(value) or value == 0:
-            return []
-        text = repr(value)
-        return [text] if len(text.lstrip("-").replace(".", "").lstrip("0")) >= 5 else []
-    if isinstance(value, int):
-        return [str(value)] if abs(value) >= 100000 else []
-    if isinstance(value, str):
-        return [json.dumps(value)] if len(value) >= 12 else []
-    if isinstance(value, list):
-        return [s for v in value for s in _distinctive(v)]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _distinctive(v)]
-    return []
+def mutation_summary(task: Task, registry: Registry | None = None, threshold: float = 0.9,
+                     log: Callable[[str], None] | None = None) -> dict[str, Any]:
+    """The mutation analysis of the task's hidden scenarios plus probes (recon.mutate):
+    ``{"summary", "survivors", "hidden_only"}``, kept per task (by the digest of its tests/
+    and solution/) so that validating or describing the same task again costs nothing."""
+    from .fsutil import tree_digest  # noqa: PLC0415
+    from .sweep import recon_home  # noqa: PLC0415
+
+    if task.root is None:  # pragma: no cover - validate checked it
+        raise TaskError("mutation analysis needs the whole task")
+    ident = canonjson.dumps_compact({"tests": tree_digest(task.tests), "solution": tree_digest(task.root / "solution"),
+                                     "recon": __version__, "threshold": threshold})
+    cache = recon_home() / "cache" / "mutation" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
+    doc: dict[str, Any] | None = None
+    if cache.is_file():
+        try:
+            doc = canonjson.read(cache)
+        except (OSError, ValueError):
+            doc = None
+    if doc is None:
+        from .mutate import mutation_score  # noqa: PLC0415 - heavy: mutants and their workers
+
+        rep = mutation_score(task.root, threshold=threshold, registry=registry, log=log)
+        doc = {"summary": rep.summary(), "survivors": [r.mutant.describe() for r in rep.survivors],
+               "hidden_only": [r.mutant.describe() for r in rep.hidden_only]}
+        try:
+            cache.parent.mkdir(parents=True, exist_ok=True)
+            canonjson.write(cache, doc)
+        except OSError:
+            pass  # a cache: validate never fails for it
+    return doc
 
 
-def leak_audit(task: Task, oracle_files: list[Path]) -> list[str]:
-    """Findings: hidden values, oracle source or solution files on the agent's side."""
-    if task.root is None:
-        raise TaskError("leak audit needs the whole task (environment/ and solution/), not just tests/")
-    env = task.root / "environment"
-    texts = _agent_side_texts(env)
-    findings: list[str] = []
-    needles: dict[str, str] = {}
-    for sd in task.hidden():
-        for k, v in sd.parameters.items():
-            for s in _distinctive(v):
-                needles[s] = f"hidden parameter {sd.id}.{k}"
-        for k, v in sd.truth.items():
-            for s in _distinctive(v):
-                needles[s] = f"hidden output {sd.id}.{k}"
-    public_values = set()
-    for axis in task.meta["axes"].values():  # choices are published in manifest.json
-        for choice in axis.get("choices", []):
-            public_values.update(_distinctive(choice))
-    for sd in task.public():
-        for v in [*sd.parameters.values(), *sd.truth.values()]:
-            public_values.update(_distinctive(v))
-    for needle, what in sorted(needles.items()):
-        if needle in public_values:
-            continue  # the same value is published legitimately
-        b = needle.encode()
-        for name, data in texts:
-            if b in data:
-                findings.append(f"{what} ({needle}) appears in environment/{name}")
-                break
-    src_lines: set[bytes] = set()
-    for f in oracle_files:
-        for raw in f.read_bytes().splitlines():
-            stripped = raw.strip()
-            if len(stripped) >= 40 and not stripped.startswith((b"#", b'"""', b"'''")):
-                src_lines.add(stripped)
-    for name, data in texts:
-        hits = sum(1 for ln in data.splitlines() if ln.strip() in src_lines)
-        if hits >= 3:
-            findings.append(f"environment/{name} contains {hits} lines of the oracle's source")
-    sol = task.root / "solution"
-    sol_hashes = {sha256_file(p): p.name for p in sol.rglob("*") if p.is_file()}
-    for name, data in texts:
-        import hashlib  # noqa: PLC0415
-
-        h = hashlib.sha256(data).hexdigest()
-        if h in sol_hashes:
-            findings.append(f"environment/{name} is a copy of solution/{sol_hashes[h]}")
-        base = name.rsplit("/", 1)[-1]
-        if base in ("test.sh", "grader.json", "solve.sh") or base.startswith("hidden_"):
-            findings.append(f"environment/{name} is a verifier or solution file")
-    return findings
+def mutation_row(task: Task, registry: Registry, threshold: float,
+                 log: Callable[[str], None] | None = None) -> ValidationRow:
+    """The validate row for :func:`mutation_summary`."""
+    doc = mutation_summary(task, registry, threshold, log)
+    s = doc["summary"]
+    detail = (f"hidden + probes kill {s['score']:.3f} ± {s['score_error']:.3f} of {s['non_equivalent']} "
+              f"non-equivalent mutants (public {s['score_public']:.3f}); {s['equivalent']} equivalent, "
+              f"{s['undecided']} undecided; {s['hidden_only']} hidden-only")
+    if not s["passed"] and doc["survivors"]:
+        detail += "; missed: " + "; ".join(doc["survivors"][:3])
+    return ValidationRow("mutation score", f">= {threshold:g}", s["score"], bool(s["passed"]), detail)
 
 
 def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry: Registry | None = None,
-             report: Callable[[ValidationRow], None] | None = None) -> tuple[list[ValidationRow], int]:
-    """Run every check; returns the rows and the task's work W."""
+             report: Callable[[ValidationRow], None] | None = None, mutation: float | None = 0.9,
+             log: Callable[[str], None] | None = None) -> tuple[list[ValidationRow], int]:
+    """Run every check; returns the rows and the task's work W.
+
+    ``mutation``: the share of non-equivalent mutants of the reference that the hidden
+    scenarios plus probes must kill (None: skip the mutation analysis, which takes minutes).
+    """
     task = load_task(task_dir)
     if task.root is None or task.app_dir is None:
         raise TaskError(f"{task_dir} is not a whole built task (needs environment/app and solution/)")
@@ -288,24 +391,26 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
         app = fresh_app(tmp / "untouched")
         g = graded("untouched", app / "workspace")
         add(ValidationRow("untouched workspace", "= 0", g["reward"], g["reward"] == 0.0, f"rung {g['rung']['index']}"))
-        # 3-5. generated cheats and the key-step-removed reference
-        for kind, expectation, limit in (("constant", "< 5/6", FIVE_SIXTHS), ("replay", "< 5/6", FIVE_SIXTHS),
-                                         ("one_field_off", "< 1.0", 1.0)):
-            app = fresh_app(tmp / kind)
+        # 3. generated submissions: cheats that must stay below 5/6, and the reference
+        # with one field past its tolerance (below 1.0)
+        for gen in GENERATED:
+            app = fresh_app(tmp / gen.name.replace(" ", "_"))
             ws = app / "workspace"
-            _write_submission(ws, kind, task, reference)
-            if kind == "one_field_off":
-                (ws / "recon_perturb.py").write_text(_perturb_module())
-            g = graded(kind, ws)
-            failing = [c["id"] for r in g["rungs"] for c in r["checks"] if not c["passed"]][:2]
-            add(ValidationRow(kind.replace("_", " "), expectation, g["reward"], g["reward"] < limit - 1e-9,
-                              f"rung {g['rung']['index']}; failing {', '.join(failing) or 'none'}"))
-    # 6. leaks and 7. manifest
-    oracle_files = [Path(oracle.source_file)]
-    if oracle.reference is not None:
-        oracle_files.append(oracle.reference)
-    leaks = leak_audit(task, oracle_files)
-    add(ValidationRow("leak audit", "no findings", None, not leaks, "; ".join(leaks[:3]) if leaks else "environment/ holds no hidden value, oracle source or solution"))
+            gen.write(ws, task, reference)
+            g = graded(gen.name.replace(" ", "_"), ws)
+            add(ValidationRow(gen.name, gen.expectation, g["reward"], g["reward"] < gen.limit - 1e-9,
+                              _generated_detail(g, gen)))
+        # 4. baselines: plausible programs written from the instruction alone (recon.baselines);
+        # one that reaches 1.0 means the instruction gives the recipe away
+        for b in grade_baselines(task, oracle, runtime=rt, registry=reg):
+            add(ValidationRow(f"baseline {b.name}", "< 1.0", b.reward, b.passed, f"rung {b.rung}; {b.detail}"))
+    # 5. leaks (recon.leaks) and 6. manifest
+    leaks = leak_audit(task, oracle)
+    add(ValidationRow("leak audit", "no findings", None, not leaks, "; ".join(leaks[:3]) if leaks else
+                      "the agent's side holds no hidden value, recipe sentence, oracle source or solution"))
     altered = manifest_audit(task.app_dir)
     add(ValidationRow("manifest hashes", "all match", None, not altered, ", ".join(altered[:5]) if altered else "every published file matches manifest.json"))
+    # 7. how well the hidden set catches wrong programs
+    if mutation is not None:
+        add(mutation_row(task, reg, mutation, log))
     return rows, count_work(reference.read_text(encoding="utf-8"))

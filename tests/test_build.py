@@ -46,7 +46,7 @@ def test_layout(lidar_task: Path) -> None:
     assert conf["agent"]["user"] not in ("root", 0) and conf["agent"]["timeout_sec"] == 10800.0
     assert conf["environment"]["network_mode"] == "no-network"
     assert conf["verifier"]["environment_mode"] == "separate"
-    assert conf["metadata"]["n_public"] == 6 and conf["metadata"]["n_hidden"] == 3
+    assert conf["metadata"]["n_public"] == 8 and conf["metadata"]["n_hidden"] == 4  # scenarios/lidar_icp.toml
     for dockerfile in ("environment/Dockerfile", "tests/Dockerfile"):
         text = (lidar_task / dockerfile).read_text()
         installs = [w for ln in text.splitlines() if "pip install" in ln for w in ln.split() if w[0].isalpha() and "==" in w]
@@ -54,7 +54,7 @@ def test_layout(lidar_task: Path) -> None:
     with tarfile.open(lidar_task / "environment/app/observations/reference_outputs.tar.gz") as tar:
         names = set(tar.getnames())
         assert {"public_1/scenario.json", "public_1/oracle_output.json", "public_1/signature.json",
-                "public_1/downsampled.las", "public_6/inputs/source.las"} <= names
+                "public_1/source_downsampled.las", "public_6/inputs/source.las"} <= names
         assert all(m.mtime == 946684800 and m.uid == 0 and m.uname == "" for m in tar.getmembers())
 
 
@@ -91,7 +91,7 @@ def test_signatures_tie_scenario_and_output(lidar_task: Path, tmp_path: Path) ->
     sig = canonjson.read(tmp_path / "public_2/signature.json")
     assert sig["scenario_sha256"] == canonjson.sha256_of(canonjson.read(tmp_path / "public_2/scenario.json"))
     assert sig["output_sha256"] == canonjson.sha256_of(canonjson.read(tmp_path / "public_2/oracle_output.json"))
-    assert sig["oracle"] == "lidar_icp" and sig["oracle_version"] == "1.0.0"
+    assert sig["oracle"] == "lidar_icp" and sig["oracle_version"] == "2.0.0"
 
 
 def test_builds_are_byte_identical_and_seed_changes_both_sets(tmp_path: Path, registry: Registry, lidar_task: Path) -> None:

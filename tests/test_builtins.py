@@ -37,12 +37,20 @@ def test_every_builtin_is_registered(session_registry: Registry) -> None:
 
 @pytest.mark.parametrize("name", BUILTINS)
 def test_builtin_task_validates(name: str, built: dict[str, Path]) -> None:
+    """Every row ok, the mutation analysis at its default threshold (0.9) included, and at
+    least two baselines that earn partial credit and fall short of 1.0."""
     rows, work = validate(built[name])
     failed = [(r.name, r.detail) for r in rows if not r.passed]
     assert failed == []
-    assert {r.name for r in rows} == {"reference", "untouched workspace", "constant", "replay", "one field off",
-                                      "leak audit", "manifest hashes"}
-    assert work > 50  # a real reference solution, not a stub
+    names = {r.name for r in rows}
+    assert {"reference", "untouched workspace", "constant", "replay", "keyed noise", "interpolation",
+            "one field off", "leak audit", "manifest hashes", "mutation score"} <= names
+    baselines = [r for r in rows if r.name.startswith("baseline ")]
+    assert len(baselines) >= 2 and all(r.reward is not None and 0.5 <= r.reward < 1.0 for r in baselines), [
+        (r.name, r.reward) for r in baselines]
+    mutation = next(r for r in rows if r.name == "mutation score")
+    assert mutation.reward is not None and mutation.reward >= 0.9
+    assert work > 300  # a real multi-stage reference solution, not a stub
 
 
 @pytest.mark.skipif(_harbor() is None, reason="Harbor is not installed (see .ci/run: a Python 3.12 venv)")

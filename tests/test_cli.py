@@ -34,7 +34,7 @@ def test_list_and_show() -> None:
     assert "lidar_icp" in res.output and "geospatial" in res.output
     res = run("show", "lidar_icp", "--json")
     d = json.loads(res.output)
-    assert d["name"] == "lidar_icp" and "voxel_size" in d["axes"] and d["outputs"]["count"]["tolerance"]
+    assert d["name"] == "lidar_icp" and "voxel_size" in d["axes"] and d["outputs"]["source_points"]["tolerance"]
     res = run("show", "lidar_icp")
     assert "outputs:" in res.output and "voxel_size" in res.output
 
@@ -80,7 +80,7 @@ def test_installed_script_sweeps_reproducibly(tmp_path: Path) -> None:
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
     assert files_a == files_b
     assert Path("public_1/scenario.json") in files_a and Path("hidden/hidden_1/oracle_output.json") in files_a
-    assert Path("public_1/downsampled.las") in files_a
+    assert Path("public_1/source_downsampled.las") in files_a
     assert not any(str(p).startswith("hidden/") and p.suffix == ".las" and "inputs" not in str(p) for p in files_a)
     for rel in files_a:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel

@@ -141,3 +141,116 @@ def test_compare_module_is_standard_library_only() -> None:
     imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and n.level == 0}
     imported -= {"rdkit"}  # optional, imported lazily for SMILES only
     assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+
+
+# -- hostile outputs: bounded parsing, capped sets, the SMILES helper ------------------------------
+@pytest.mark.parametrize("stdout,needle", [
+    (b"[" * 200_000 + b"]" * 200_000, "nests 200000 levels deep"),
+    (b'{"x": 1e999}', "is not a finite float"),
+    (b'{"x": -1e400}', "is not a finite float"),
+    (b'{"x": ' + b"9" * 406 + b"}", "beyond +-2**63"),
+    (b'{"x": 9223372036854775809}', "beyond +-2**63"),
+    (b"[" + b"0," * 1_200_000 + b"0]", "JSON values (at most 1000000)"),
+    (b'{"x": "\\udc80"}', "lone UTF-16 surrogate"),
+    (b'{"x": Infinity}', "Infinity is not valid JSON"),
+])
+def test_parse_stdout_refuses_what_it_cannot_hold(stdout: bytes, needle: str) -> None:
+    value, why = compare.parse_stdout(stdout)
+    assert value is None and why is not None and needle in why, why
+    assert len(why) < 300
+
+
+def test_parse_stdout_accepts_the_limits_themselves() -> None:
+    depth = compare.MAX_DEPTH
+    value, why = compare.parse_stdout(b"[" * depth + b"]" * depth)
+    assert why is None
+    assert compare.parse_stdout(b"[" * (depth + 1) + b"]" * (depth + 1))[0] is None
+    assert compare.parse_stdout(b'{"x": 9223372036854775808, "y": -9223372036854775808}')[0] == {"x": 2 ** 63, "y": -(2 ** 63)}
+    # brackets inside strings are text, not nesting
+    assert compare.parse_stdout(b'{"x": "' + b"[" * 1000 + b'\\"[["}')[1] is None
+    assert compare.parse_stdout(b'{"x": "\\ud83d\\ude00"}')[0] == {"x": "\U0001F600"}
+
+
+@given(st.recursive(st.none() | st.booleans() | st.integers(-2 ** 63, 2 ** 63) | finite | st.text(max_size=5),
+                    lambda c: st.lists(c, max_size=4) | st.dictionaries(st.text(max_size=3), c, max_size=4), max_leaves=30))
+def test_parse_stdout_round_trips_ordinary_json(value: object) -> None:
+    import json
+
+    assert compare.parse_stdout(json.dumps(value).encode()) == (value, None)
+
+
+def test_set_fields_are_capped_in_count_and_length() -> None:
+    spec = SetOf(normalize="smiles").spec()
+    assert "at most 1000 items" in (compare.kind_error(spec, ["C"] * 1001) or "")
+    assert "item 1 is 20000 characters long" in (compare.kind_error(spec, ["C", "C" * 20000]) or "")
+    assert compare.kind_error(spec, ["C" * compare.MAX_SET_ITEM_CHARS]) is None
+    assert "beyond +-2**63" in (compare.kind_error(Number(abs=1).spec(), 10 ** 400) or "")
+    assert not compare.within(Number(abs=1).spec(), 10 ** 400, 1.0)  # no OverflowError
+
+
+def test_fmt_and_bounded_never_render_a_huge_value_in_full() -> None:
+    big = [[i, "x" * 10] for i in range(200_000)]
+    assert len(compare.fmt(big, 60)) == 60 and compare.fmt(big, 60).endswith("...")
+    shown = compare.bounded(big, 400)
+    assert isinstance(shown, str) and len(shown) <= 400
+    deep: list = []
+    cur = deep
+    for _ in range(5000):
+        cur.append([])
+        cur = cur[0]
+    assert "deeper than" in compare.fmt(deep) and isinstance(compare.bounded(deep), str)
+    assert compare.bounded({"a": [1, 2]}) == {"a": [1, 2]}
+    assert compare.bounded([math.inf]) == "[Infinity]"
+    assert compare.fmt(10 ** 5000) == "<integer of 16610 bits>"
+
+
+def test_margins_in_units_of_the_tolerance() -> None:
+    assert compare.margin(Number(abs=0.001).spec(), 0.41, 0.64) == pytest.approx(230)
+    assert compare.margin(Number(rel=0.1).spec(), 105.0, 100.0) == pytest.approx(0.5 / 1.05)
+    assert compare.margin(Integer(tol=0).spec(), 3, 3) == 0.0
+    assert compare.margin(Integer(tol=0).spec(), 4, 3) is None  # exceeded a zero tolerance: no scale
+    assert compare.margin(Integer(tol=4).spec(), 5, 3) == 0.5
+    assert compare.margin(Angle(tol=2).spec(), 359.0, 1.0) == pytest.approx(1.0)
+    assert compare.margin(SequenceOf(Number(abs=1)).spec(), [1.0, 3.0], [1.5, 3.0]) == 0.5
+    assert compare.margin(Exact().spec(), True, True) is None
+    assert compare.format_margin(0.623) == "0.62 tol" and compare.format_margin(230.0) == "230 tol"
+    assert compare.format_margin(5000.4) == "5000 tol" and compare.format_margin(3e7) == "3.00e+07 tol"
+    assert compare.format_margin(None) == ""
+    [r] = compare.compare_output({"x": Number(abs=0.5).spec()}, {"x": 1.25}, {"x": 1.0})
+    assert r.ok and r.margin == pytest.approx(0.5)
+
+
+@pytest.fixture
+def helper():  # type: ignore[no-untyped-def]
+    h = compare.SmilesHelper()
+    if not h.ready():
+        pytest.skip(f"RDKit is not importable here ({h.problem})")
+    yield h
+    h.close()
+
+
+def test_smiles_helper_survives_a_crash_of_rdkit(helper: compare.SmilesHelper) -> None:
+    # RDKit recurses once per branch level and segfaults on this one; only the helper dies.
+    assert helper.canonical("C(" * 20_000 + "C" + ")" * 20_000) is None
+    assert helper.crashes == 1
+    assert helper.canonical("OCC") == "CCO"  # restarted
+
+
+def test_smiles_helper_times_out_and_restarts() -> None:
+    slow = compare.SmilesHelper(item_seconds=0.02)
+    try:
+        if not slow.ready():
+            pytest.skip("RDKit is not importable here")
+        assert slow.canonical("C" * 8000) is None and slow.crashes == 1  # ~0.7 s of RDKit work
+        assert slow.canonical("C") == "C"
+    finally:
+        slow.close()
+
+
+def test_smiles_helper_runs_under_a_memory_limit() -> None:
+    tight = compare.SmilesHelper(memory=48 << 20)  # RDKit needs more address space than this to import
+    try:
+        assert not tight.ready() and tight.problem
+        assert tight.canonical("CCO") is None
+    finally:
+        tight.close()

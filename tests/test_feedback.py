@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -32,25 +33,43 @@ def test_reference_passes_everything(app_copy: Path, lidar_task: Path) -> None:
     proc = feedback(app_copy)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     lines = proc.stdout.splitlines()
-    fields = canonjson.read(app_copy / "observations" / "manifest.json")["outputs"]
-    assert sum(1 for ln in lines if ln.endswith("  PASS")) == 6 * len(fields)
-    assert f"public: 6/6 scenarios, {6 * len(fields)}/{6 * len(fields)} fields" in lines
+    manifest = canonjson.read(app_copy / "observations" / "manifest.json")
+    fields, n = manifest["outputs"], len(manifest["public"])
+    passes = [ln for ln in lines if ln.split("  ")[2:3] == ["PASS"]]
+    assert len(passes) == n * len(fields)
+    # numeric fields show their margin in units of the tolerance; exact fields none
+    exact_int = _field(fields, "integer", lambda s: s["tol"] == 0)
+    assert any(ln.startswith(f"public_1  {exact_int}  PASS  (0.00 tol)") for ln in passes)
+    scale_free = {n for n, s in fields.items() if s["kind"] in ("exact", "text", "set")}
+    assert scale_free and all(ln.endswith("  PASS") for ln in passes if ln.split("  ")[1] in scale_free)
+    margins = [float(ln.rsplit("(", 1)[1].split(" tol)")[0]) for ln in passes if ln.endswith(" tol)")]
+    assert len(margins) == n * (len(fields) - len(scale_free)) and all(0.0 <= m <= 1.0 for m in margins)
+    assert f"public: {n}/{n} scenarios, {n * len(fields)}/{n * len(fields)} fields" in lines
     assert any("hidden scenarios" in ln for ln in lines)
     assert proc.stderr == ""
 
 
+def _field(fields: dict, kind: str, ok: Callable[[dict], bool] = lambda s: True) -> str:
+    """The first output field of ``kind`` (the tests follow the oracle as it changes)."""
+    return next(n for n, s in sorted(fields.items()) if s["kind"] == kind and ok(s))
+
+
 def test_one_field_off_is_a_mismatch_with_got_want_and_tolerance(app_copy: Path, lidar_task: Path) -> None:
     install_reference(app_copy, lidar_task)
+    fields = canonjson.read(app_copy / "observations" / "manifest.json")["outputs"]
+    name = _field(fields, "number", lambda s: s["rel"] == 0 and s["abs"] > 0)
     ws = app_copy / "workspace"
     shutil.move(ws / "reconstruct.py", ws / "ref.py")
     write(app_copy, "import io, json, runpy, sys, contextlib\nbuf = io.StringIO()\n"
                     "with contextlib.redirect_stdout(buf):\n    runpy.run_path('ref.py', run_name='__main__')\n"
-                    "out = json.loads(buf.getvalue())\nout['ymean'] += 0.5\nprint(json.dumps(out))\n")
+                    f"out = json.loads(buf.getvalue())\nout[{name!r}] += 0.5\nprint(json.dumps(out))\n")
     proc = feedback(app_copy, "public_2")
     assert proc.returncode == 1, proc.stdout
     [line] = [ln for ln in proc.stdout.splitlines() if "MISMATCH" in ln]
-    tol = canonjson.read(app_copy / "observations" / "manifest.json")["outputs"]["ymean"]["tolerance"]
-    assert line.startswith("public_2  ymean  MISMATCH  got ") and "  want " in line and line.endswith(f"  ({tol})")
+    tol = fields[name]["tolerance"]
+    assert line.startswith(f"public_2  {name}  MISMATCH  got ") and "  want " in line and f"  ({tol})  " in line
+    # how many tolerances off: 0.5 with an absolute tolerance
+    assert line.endswith(f"  {0.5 / fields[name]['abs']:.0f} tol off"), line
     assert "public: 0/1 scenarios" in proc.stdout
 
 
@@ -70,10 +89,11 @@ def test_failures_are_one_clear_line_and_exit_2(app_copy: Path, source: str, nee
 
 
 def test_missing_and_mistyped_fields_are_named(app_copy: Path) -> None:
-    write(app_copy, "import json\nprint(json.dumps({'count': '12'}))\n")
+    name = _field(canonjson.read(app_copy / "observations" / "manifest.json")["outputs"], "integer")
+    write(app_copy, f"import json\nprint(json.dumps({{{name!r}: '12'}}))\n")
     proc = feedback(app_copy, "public_1")
     assert proc.returncode == 1
-    assert "public_1  count" in proc.stdout and "public_1  count  WRONG_KIND  expected an integer, got string" in proc.stdout
+    assert f"public_1  {name}  WRONG_KIND  expected an integer, got string" in proc.stdout
     assert "MISSING  missing from the output" in proc.stdout
 
 
@@ -100,7 +120,7 @@ def test_tampered_evidence_is_reported(app_copy: Path, lidar_task: Path, tmp_pat
         tar.extractall(unpacked, filter="data")
     out = unpacked / "public_3" / "oracle_output.json"
     doc = json.loads(out.read_text())
-    doc["count"] += 1
+    doc[_field(canonjson.read(app_copy / "observations" / "manifest.json")["outputs"], "integer")] += 1
     out.write_text(json.dumps(doc))
     reproducible_targz(unpacked, archive)
     install_reference(app_copy, lidar_task)
@@ -117,3 +137,17 @@ def test_json_mode_and_works_from_any_location(app_copy: Path, lidar_task: Path,
     doc = json.loads(proc.stdout)
     assert doc["exit_code"] == 0 and doc["summary"]["scenarios_passed"] == 1
     assert proc.returncode == 0
+
+
+@pytest.mark.parametrize("payload,needle", [
+    ("'[' * 200000 + ']' * 200000", "nests 200000 levels deep"),
+    ("'{\"count\": 1e999}'", "not a finite float"),
+    ("'{\"count\": ' + '9' * 406 + '}'", "beyond +-2**63"),
+])
+def test_hostile_output_is_one_line_never_a_traceback(app_copy: Path, payload: str, needle: str) -> None:
+    write(app_copy, f"import sys\nsys.stdin.read()\nsys.stdout.write({payload})\n")
+    proc = feedback(app_copy, "public_1")
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    [line] = [ln for ln in proc.stdout.splitlines() if ln.startswith("public_1  ")]
+    assert line.startswith("public_1  INVALID JSON  unusable JSON on stdout") and needle in line, line
+    assert "Traceback" not in proc.stderr and proc.stderr == ""

@@ -17,6 +17,7 @@ from recon.grader import grade, write_outputs
 from recon.ladder import load_ladder, score
 from recon.runtimes.bwrap import bwrap_available
 from recon.task import load_task
+from recon.runtimes.base import Limits, RunResult, Runtime
 from recon.validate import OFF_TEMPLATE, _perturb_module
 
 # -- the score ------------------------------------------------------------------------------
@@ -51,6 +52,23 @@ def test_score_is_monotone(outcomes: list[list[bool]], rung: int, check: int) ->
     assert score(gated(improved))[0] >= before
 
 
+@given(ladders, st.lists(st.integers(0, 3), min_size=6, max_size=6), st.integers(0, 5), st.integers(0, 5))
+def test_score_with_quorums_is_monotone_and_bounded(outcomes: list[list[bool]], allowed: list[int], rung: int,
+                                                     check: int) -> None:
+    def gated_q(rows: list[list[bool]]) -> list[list[bool] | None]:
+        out: list[list[bool] | None] = []
+        for i, checks in enumerate(rows):
+            prev_ok = not out or (out[-1] is not None and out[-1].count(False) <= allowed[i - 1])
+            out.append(checks if prev_ok else None)
+        return out
+
+    r, k, f = score(gated_q(outcomes), allowed)
+    assert 0.0 <= r <= 1.0 and 0.0 <= f < 1.0 and r == pytest.approx((k + f) / 6)
+    improved = [list(c) for c in outcomes]
+    improved[rung][check % len(improved[rung])] = True
+    assert score(gated_q(improved), allowed)[0] >= r
+
+
 @given(ladders)
 def test_rung_gating(outcomes: list[list[bool]]) -> None:
     g = gated(outcomes)
@@ -64,8 +82,10 @@ def test_rung_gating(outcomes: list[list[bool]]) -> None:
 def test_built_in_ladder_is_the_design_ladder() -> None:
     lad = load_ladder("six_rung")
     assert [r.name for r in lad.rungs] == ["editable workspace", "reconstruct.py present", "speaks the contract",
-                                          "runs on hidden scenarios", "outputs vary, not replays", "matches hidden semantics"]
-    assert lad.rungs[4].checks == ("replay", "variance", "response")
+                                          "runs on hidden scenarios", "outputs follow the truth, not replays",
+                                          "matches hidden semantics"]
+    assert lad.rungs[4].checks == ("tracks",)
+    assert [r.quorum.allowed_failures(10) for r in lad.rungs] == [0, 0, 0, 0, 2, 0]
 
 
 def test_bad_ladders_are_refused(tmp_path: Path) -> None:
@@ -106,8 +126,9 @@ def _replay(ws: Path, task: Path) -> None:
 def _one_off(ws: Path, task: Path) -> None:
     shutil.copyfile(task / "solution" / "reconstruct.py", ws / "_reference.py")
     (ws / "recon_perturb.py").write_text(_perturb_module())
-    spec = load_task(task).outputs["ymean"]
-    (ws / "reconstruct.py").write_text(OFF_TEMPLATE.format(field="ymean", spec=repr(spec)))
+    fields = load_task(task).outputs
+    field = next(n for n, s in sorted(fields.items()) if s["kind"] == "number")
+    (ws / "reconstruct.py").write_text(OFF_TEMPLATE.format(field=field, spec=repr(fields[field])))
 
 
 def _source(text: str):  # type: ignore[no-untyped-def]
@@ -183,8 +204,10 @@ def test_submission_lands_in_its_band(case: str, runtime: str, lidar_task: Path,
     assert lo - 1e-6 <= g["reward"] <= hi + 1e-6, (case, g["reward"], [c for r in g["rungs"] for c in r["checks"] if not c["passed"]][:3])
     assert g["binary"] == (1 if g["reward"] == 1.0 else 0)
     if timeout is not None:
-        # every run is bounded by the wall limit; 12 runs on 2 workers plus start-up and probes
-        assert took < 12 / 2 * (timeout + 3) + 60, took
+        # every run is bounded by the wall limit; all runs on 2 workers plus start-up and probes
+        meta = load_task(lidar_task).meta
+        runs = len(meta["public"]) + len(meta["hidden"]) + 3
+        assert took < runs / 2 * (timeout + 3) + 60, took
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)
@@ -231,10 +254,15 @@ def test_grading_document_and_outputs(lidar_task: Path, app_copy: Path, tmp_path
     _reference(ws, lidar_task)
     g = grade(lidar_task, ws, runtime="local", nonce="doc", workspace_label="ref")
     assert g["reward"] == 1.0 and g["binary"] == 1 and g["rung"] == {"index": 6, "name": "matches hidden semantics"}
-    assert g["runs"] == 6 + 3 + 3 and g["nonce"] == "doc" and len(g["probes"]) == 3
-    assert g["ladder"] == "six_rung" and g["oracle_version"] == "1.0.0" and g["recon_version"]
+    meta = load_task(lidar_task).meta
+    assert g["runs"] == len(meta["public"]) + len(meta["hidden"]) + 3 and g["nonce"] == "doc" and len(g["probes"]) == 3
+    assert g["ladder"] == "six_rung" and g["oracle_version"] == meta["oracle_version"] and g["recon_version"]
     ids = {c["id"] for r in g["rungs"] for c in r["checks"]}
-    assert {"replay", "variance", "response", "workspace_changed"} <= ids
+    assert {"workspace_changed"} | {f"tracks:{f}" for f in load_task(lidar_task).outputs} <= ids
+    n_fields = len(load_task(lidar_task).outputs)
+    assert g["rungs"][4]["failed"] == 0 and g["rungs"][4]["may_fail"] == max(1, n_fields // 4)
+    snap = g["workspace_snapshot"]
+    assert snap["ok"] and snap["files"] >= 2 and snap["bytes"] > 0 and snap["skipped"] == 0
     match = [c for c in g["rungs"][5]["checks"] if c["id"].startswith("graded_match:hidden_1:")]
     assert match and all({"got", "want", "tolerance"} <= set(c) for c in match)
     write_outputs(g, tmp_path)
@@ -259,3 +287,62 @@ def test_test_sh_writes_the_three_files(lidar_task: Path, app_copy: Path, tmp_pa
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0
     assert float((logs / "reward.txt").read_text()) == 0.0
+
+
+# -- the workspace snapshot -------------------------------------------------------------------------
+class RecordingRuntime(Runtime):
+    """The local runtime, recording which workspace every run was given."""
+
+    name = "local"
+
+    def __init__(self) -> None:
+        from recon.runtimes.local import LocalRuntime
+
+        self.inner = LocalRuntime()
+        self.seen: list[Path] = []
+
+    def run(self, workspace: Path, scenario: dict, inputs: dict, limits: Limits, *, app_dir: Path | None = None) -> RunResult:  # type: ignore[override]
+        self.seen.append(Path(workspace))
+        return self.inner.run(workspace, scenario, inputs, limits, app_dir=app_dir)
+
+
+def test_runs_see_the_snapshot_never_the_workspace(lidar_task: Path, app_copy: Path) -> None:
+    ws = app_copy / "workspace"
+    # the program edits its own workspace copy; the next run must not see the edit
+    (ws / "reconstruct.py").write_text(
+        "import json, os, sys\nsys.stdin.read()\nn = len(open('mark.txt').read()) if os.path.exists('mark.txt') else 0\n"
+        "open('mark.txt', 'a').write('x')\nprint(json.dumps({'n': n}))\n")
+    rt = RecordingRuntime()
+    g = grade(lidar_task, ws, runtime=rt, nonce="snap", probes=0)
+    assert rt.seen and all(p != ws.absolute() and ws.absolute() not in p.parents for p in rt.seen)
+    assert len(set(rt.seen)) == 1 and not (ws / "mark.txt").exists()
+    assert g["rung"]["index"] == 2  # it does not speak the contract, but it ran from the snapshot
+
+
+def test_an_oversized_workspace_scores_zero_with_the_reason(lidar_task: Path, app_copy: Path) -> None:
+    ws = app_copy / "workspace"
+    _reference(ws, lidar_task)
+    with open(ws / "big.bin", "wb") as f:  # sparse: counts 300 MiB, occupies nothing
+        f.truncate(300 << 20)
+    rt = RecordingRuntime()
+    g = grade(lidar_task, ws, runtime=rt, nonce="big")
+    assert g["reward"] == 0.0 and rt.seen == []
+    [check] = g["rungs"][0]["checks"]
+    assert not check["passed"] and "MiB" in check["reason"] and check["reason"] == g["workspace_snapshot"]["reason"]
+    assert g["workspace_snapshot"]["ok"] is False
+
+
+def test_a_user_ladder_may_still_name_the_legacy_families(lidar_task: Path, app_copy: Path, tmp_path: Path) -> None:
+    task = tmp_path / "task"
+    shutil.copytree(lidar_task, task, symlinks=True)
+    legacy = (task / "tests" / "ladders" / "six_rung.toml").read_text()
+    head, rest = legacy.split('[[rung]]\nindex = 5', 1)
+    rung5 = ('[[rung]]\nindex = 5\nname = "outputs vary, not replays"\nscore = "5/6"\ndescription = "legacy"\n'
+             'checks = ["replay", "variance", "response"]\n\n')
+    (task / "tests" / "ladders" / "legacy.toml").write_text(
+        (head + rung5 + "[[rung]]" + rest.split("[[rung]]", 1)[1]).replace('name = "six_rung"', 'name = "legacy"'))
+    ws = app_copy / "workspace"
+    _reference(ws, task)
+    g = grade(task, ws, runtime="local", nonce="legacy", ladder="legacy")
+    assert g["reward"] == 1.0 and g["ladder"] == "legacy"
+    assert [c["id"] for c in g["rungs"][4]["checks"]] == ["replay", "variance", "response"]

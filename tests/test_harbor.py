@@ -189,8 +189,8 @@ def test_checkpoints_are_taken_out_of_the_agents_reach_and_graded(tmp_path: Path
     stages.mkdir()
     reference = (task / "solution" / "reconstruct.py").read_text()
     (stages / "1.py").write_text('print("{}")\n')                         # speaks no contract
-    wrong = reference.replace('"translation_norm": float(np.linalg.norm(trans)),',
-                              '"translation_norm": float(np.linalg.norm(trans)) * 1.5,')
+    wrong = reference.replace('"coarse_shift_m": float(np.linalg.norm(coarse["t"])),',
+                              '"coarse_shift_m": float(np.linalg.norm(coarse["t"])) * 1.5,')
     assert wrong != reference
     (stages / "2.py").write_text(wrong)                                   # one field wrong
     (stages / "3.py").write_text(reference)                               # solved

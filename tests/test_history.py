@@ -40,7 +40,7 @@ def test_record_holds_the_checkpoint_fields(crash_grading: dict) -> None:
     assert rec["binary"] == 0 and rec["rung"] == 2 and rec["rung_name"] == "reconstruct.py present"
     # one fraction per rung: two passed, the third examined and failed on every scenario, the rest not examined
     assert rec["fractions"] == [1.0, 1.0, 0.0, 0.0, 0.0, 0.0]
-    assert rec["runs"] == 6 and rec["runtime"] == "local"
+    assert rec["runs"] == 8 and rec["runtime"] == "local"  # one per public scenario
 
 
 def test_lines_parse_and_accumulate(crash_grading: dict, tmp_path: Path) -> None:

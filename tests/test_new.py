@@ -38,7 +38,7 @@ def test_scaffold_writes_a_complete_package(tmp_path: Path, registry: Registry) 
     assert conf["project"]["entry-points"]["recon.oracles"] == {"demo_osc": "recon_demo_osc"}
     assert conf["tool"]["setuptools"]["package-data"]["recon_demo_osc"] == ["reference.py", "baselines/*/*.py",
                                                                              "scenarios/*.toml"]
-    assert any(d.startswith("recon>=") for d in conf["project"]["dependencies"])
+    assert any(d.startswith("recon-tasks>=") for d in conf["project"]["dependencies"])  # its own PyPI name
     for rel in result.files:
         text = (root / rel).read_text()
         assert not re.search(r"\$\{?(name|package|dist|recon_version)\b", text), f"unfilled placeholder in {rel}"

@@ -1,6 +1,7 @@
 """The @oracle declaration: axes, outputs, and every error a broken plugin can get."""
 from __future__ import annotations
 
+import json
 import math
 import textwrap
 from pathlib import Path
@@ -54,7 +55,9 @@ def test_axis_validation_and_schema() -> None:
 
 def _declare(**overrides):  # type: ignore[no-untyped-def]
     kwargs = dict(name="demo", version="1.0.0", title="Demo", domain="testing", toolkit=[],
-                  axes={"x": Float(0.0, 1.0), "seed": Seed()}, outputs={"y": Number(abs=1e-6)})
+                  description="A number is derived from x.",
+                  axes={"x": Float(0.0, 1.0, doc="the input"), "seed": Seed(doc="unused seed")},
+                  outputs={"y": Number(abs=1e-6, doc="the derived number")})
     kwargs.update(overrides)
 
     def demo(params, evidence):  # type: ignore[no-untyped-def]
@@ -87,7 +90,22 @@ def test_decorated_function_stays_callable(tmp_path: Path) -> None:
     ({"toolkit": "numpy"}, r"toolkit='numpy' must be a list"),
     ({"reference": "missing.py"}, r"reference='missing.py' does not exist"),
     ({"evidence": {"oracle_output.json": "x"}}, r"evidence file name 'oracle_output.json' is not allowed"),
-    ({"inputs": lambda p, d: None}, r"has the wrong signature.*\n  fix: define it as def demo\(params, evidence, inputs\)"),
+    ({"inputs": lambda p, d: None, "input_docs": {"a": "a file"}},
+     r"has the wrong signature.*\n  fix: define it as def demo\(params, evidence, inputs\)"),
+    # The public half of the declaration is required, and each error says what to write.
+    ({"description": None}, r"description=None: the declaration has no public description.*\n  fix: add description="),
+    ({"description": "   "}, r"description='   ': the declaration has no public description"),
+    ({"axes": {"x": Float(0.0, 1.0)}}, r"axis 'x' = Float has no doc=.*\n  fix: write what the parameter means and its unit"),
+    ({"axes": {"x": Float(0.0, 1.0, doc="x"), "seed": Seed()}}, r"axis 'seed' = Seed has no doc="),
+    ({"outputs": {"y": Number(abs=1e-6)}}, r"output 'y' = Number has no doc=.*\n  fix: write what the value means"),
+    ({"outputs": {"y": Exact(doc="")}}, r"output 'y' = Exact has no doc="),
+    ({"inputs": lambda p, d: None}, r"inputs= is given without input_docs=.*\n  fix: describe every input file by its name"),
+    ({"input_docs": {"source": "a scan"}}, r"input_docs=.* describes inputs, but the oracle declares no inputs="),
+    ({"inputs": lambda p, d: None, "input_docs": {"source.las": "a scan"}}, r"input_docs key 'source.las' is not an input name"),
+    ({"inputs": lambda p, d: None, "input_docs": {"source": ""}}, r"input 'source' has no description in input_docs"),
+    ({"evidence": {"cloud.las": " "}}, r"evidence 'cloud.las' has no description"),
+    ({"stages": "voxel grid"}, r"stages='voxel grid' must be a list of stage names"),
+    ({"baselines": "nowhere"}, r"baselines='nowhere' is not a folder"),
 ])
 def test_broken_declarations_name_plugin_file_field_and_fix(overrides: dict, pattern: str) -> None:
     with pytest.raises(PluginError) as info:
@@ -104,9 +122,73 @@ def test_missing_docstring_is_refused() -> None:
     def nodoc(params, evidence):  # type: ignore[no-untyped-def]
         return {}
 
-    with pytest.raises(PluginError, match="has no docstring"):
-        oracle(name="nodoc", version="1.0.0", title="t", domain="d", toolkit=[], axes={"s": Seed()},
-               outputs={"y": Exact()})(nodoc)
+    with pytest.raises(PluginError, match=r"has no docstring\n  fix: write the recipe in the docstring"):
+        oracle(name="nodoc", version="1.0.0", title="t", domain="d", toolkit=[], description="d",
+               axes={"s": Seed(doc="s")}, outputs={"y": Exact(doc="y")})(nodoc)
+
+
+def test_a_broken_bound_is_reported_before_a_missing_doc() -> None:
+    # An old declaration (no docs) with a real mistake hears about the mistake first.
+    with pytest.raises(PluginError, match=r"lo=5.0 is not below hi=1.0"):
+        _declare(axes={"x": Float(5.0, 1.0)}, description=None)
+
+
+def test_the_declaration_separates_public_from_private(tmp_path: Path) -> None:
+    (tmp_path / "baselines" / "naive").mkdir(parents=True)
+    (tmp_path / "baselines" / "naive" / "reconstruct.py").write_text("print('{}')\n")
+    (tmp_path / "baselines" / "notes").mkdir()  # no reconstruct.py: not a baseline
+    plugin = tmp_path / "sep.py"
+    plugin.write_text(SEPARATED)
+    reg = Registry()
+    [o] = reg.load_plugin_file(plugin)
+    assert o.description == "Says how far a point is from the origin."
+    assert o.recipe.startswith("Euclidean norm, computed with math.hypot")
+    assert o.stages == ("square", "sum", "root")
+    assert [b.name for b in o.baselines] == ["naive"]
+    assert o.baselines[0].program == (tmp_path / "baselines" / "naive" / "reconstruct.py").resolve()
+    pub = o.public()
+    assert pub["axes"]["x"]["doc"] == "abscissa, metres" and pub["outputs"]["r"]["doc"] == "distance, metres"
+    assert pub["outputs"]["r"]["tolerance"] == "abs tol 1e-09"
+    # Nothing of the recipe is in the public half; all of it is in the private one.
+    public_text = json.dumps(pub)
+    assert "hypot" not in public_text and "square" not in public_text
+    assert o.describe()["private"] == {"recipe": o.recipe, "stages": ["square", "sum", "root"], "baselines": ["naive"]}
+    # Narrowing an axis (a sweep spec) keeps its doc.
+    assert o.axes["x"].narrow({"lo": 0.5}).doc == "abscissa, metres"
+
+
+def test_show_prints_the_public_half_then_the_private_one(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from recon.cli import cli
+
+    plugin = tmp_path / "sep.py"
+    plugin.write_text(SEPARATED)
+    res = CliRunner().invoke(cli, ["show", "sep_demo", "--plugin", str(plugin)])
+    assert res.exit_code == 0, res.output
+    public, private = res.output.split("== private: the recipe")
+    assert "Says how far a point is from the origin." in public and "abscissa, metres" in public
+    assert "distance, metres" in public and "hypot" not in public
+    assert "Euclidean norm, computed with math.hypot" in private and "stages: square; sum; root" in private
+    res = CliRunner().invoke(cli, ["show", "sep_demo", "--plugin", str(plugin), "--json"])
+    doc = json.loads(res.output)
+    assert doc["description"] == "Says how far a point is from the origin." and "hypot" in doc["private"]["recipe"]
+
+
+def test_every_input_must_be_described(tmp_path: Path) -> None:
+    def make(params, directory):  # type: ignore[no-untyped-def]
+        (directory / "cloud.las").write_bytes(b"x")
+        (directory / "extra.txt").write_text("y")
+
+    def fn(params, evidence, inputs):  # type: ignore[no-untyped-def]
+        """Recipe."""
+        return {"y": 1.0}
+
+    o = oracle(name="inp", version="1.0.0", title="t", domain="d", toolkit=[], description="d",
+               axes={"s": Seed(doc="s")}, outputs={"y": Number(abs=1, doc="y")}, inputs=make,
+               input_docs={"cloud": "a point cloud"})(fn)
+    with pytest.raises(OracleRunError, match=r"input 'extra.txt' \(input name 'extra'\) is not described in input_docs"):
+        o({"s": 1}, tmp_path / "ev")
 
 
 def test_bad_outputs_are_refused_at_run_time(tmp_path: Path) -> None:
@@ -117,8 +199,8 @@ def test_bad_outputs_are_refused_at_run_time(tmp_path: Path) -> None:
             """Returns a fixed value."""
             return ret
 
-        return oracle(name="fixed", version="1.0.0", title="t", domain="d", toolkit=[], axes={"s": Seed()},
-                      outputs={"y": Number(abs=1)})(f)
+        return oracle(name="fixed", version="1.0.0", title="t", domain="d", toolkit=[], description="d",
+                      axes={"s": Seed(doc="s")}, outputs={"y": Number(abs=1, doc="y")})(f)
 
     with pytest.raises(OracleRunError, match=r"output y = nan: NaN and Infinity"):
         make({"y": math.nan})({"s": 1}, tmp_path)
@@ -136,10 +218,25 @@ PLUGIN = '''
 from recon import oracle, Float, Seed, Number
 
 @oracle(name={name!r}, version="1.0.0", title="Demo", domain="testing", toolkit=[],
-        axes={{"x": Float(0.0, 1.0), "seed": Seed()}}, outputs={{"y": Number(abs=1e-9)}})
+        description="A number derived from x.",
+        axes={{"x": Float(0.0, 1.0, doc="the input"), "seed": Seed(doc="unused")}},
+        outputs={{"y": Number(abs=1e-9, doc="the number")}})
 def demo(params, evidence):
     """Doubles x."""
     return {{"y": 2 * params["x"]}}
+'''
+
+SEPARATED = '''
+from recon import oracle, Float, Number
+
+@oracle(name="sep_demo", version="1.0.0", title="Distance", domain="geometry", toolkit=[],
+        description="Says how far a point is from the origin.",
+        axes={"x": Float(-1.0, 1.0, doc="abscissa, metres"), "y": Float(-1.0, 1.0, doc="ordinate, metres")},
+        outputs={"r": Number(abs=1e-9, doc="distance, metres")}, stages=["square", "sum", "root"])
+def sep_demo(params, evidence):
+    """Euclidean norm, computed with math.hypot: square both coordinates, sum, root."""
+    import math
+    return {"r": math.hypot(params["x"], params["y"])}
 '''
 
 

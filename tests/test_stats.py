@@ -40,11 +40,19 @@ PLUGIN = '''
 from recon import oracle, Float, Int, Number
 
 @oracle(name="doubler", version="1.0.0", title="Doubler", domain="testing", toolkit=[],
-        reference="doubler_ref.py", axes={"x": Float(0.0, 1.0), "k": Int(1, 3)}, outputs={"y": Number(abs=1e-9)})
+        reference="doubler_ref.py", description="A number derived from x.",
+        axes={"x": Float(0.0, 1.0, doc="the input"), "k": Int(1, 3, doc="unused")},
+        outputs={"y": Number(abs=1e-9, doc="the number")}, stages=["read x", "double it"])
 def doubler(params, evidence):
     """Doubles x."""
     return {"y": 2 * params["x"]}
 '''
+
+# Two baselines: one gets the recipe right (the task would be too easy), one does not.
+BASELINES = {
+    "doubles": "import json, sys\nx = json.load(sys.stdin)['parameters']['x']\nprint(json.dumps({'y': 2 * x}))\n",
+    "rounded": "import json, sys\nx = json.load(sys.stdin)['parameters']['x']\nprint(json.dumps({'y': round(2 * x, 3)}))\n",
+}
 
 
 def independent_work(text: str) -> int:
@@ -57,6 +65,9 @@ def doubler_task(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("doubler")
     (root / "doubler_ref.py").write_text(COUNTED)
     (root / "doubler.py").write_text(PLUGIN)
+    for bname, program in BASELINES.items():
+        (root / "baselines" / bname).mkdir(parents=True)
+        (root / "baselines" / bname / "reconstruct.py").write_text(program)
     reg = Registry()
     reg.load_plugin_file(root / "doubler.py")
     return build_task(reg, "doubler", root / "tasks", n_public=4, n_hidden=2, workers=1).path
@@ -71,9 +82,9 @@ def test_work_matches_an_independent_count(doubler_task: Path, lidar_task: Path)
 
 def test_stats_of_a_built_task(lidar_task: Path) -> None:
     s = task_stats(lidar_task, run=False)
-    assert s["task"] == "recon/lidar_icp" and (s["n_public"], s["n_hidden"], s["probes"]) == (6, 3, 3)
+    assert s["task"] == "recon/lidar_icp" and (s["n_public"], s["n_hidden"], s["probes"]) == (8, 4, 3)
     grader = json.loads((lidar_task / "tests" / "grader.json").read_text())
-    assert s["axes"] == len(grader["axes"]) == 7 and s["outputs"] == len(grader["outputs"]) == 10
+    assert s["axes"] == len(grader["axes"]) == 8 and s["outputs"] == len(grader["outputs"]) == 21
     assert s["instruction_words"] == len((lidar_task / "instruction.md").read_text().split()) > 200
     archive = lidar_task / "environment/app/observations/reference_outputs.tar.gz"
     with tarfile.open(archive) as tar:
@@ -103,6 +114,30 @@ def test_cli_table_and_json(doubler_task: Path) -> None:
     assert res.exit_code == 0, res.output
     doc = json.loads(res.stdout)
     assert doc["work"] == COUNTED_W and doc["axes"] == 2 and doc["outputs"] == 1 and "reference_seconds" not in doc
+    assert doc["stages"] == 2 and doc["stage_names"] == ["read x", "double it"] and doc["disclose"] is None
+    assert "baselines" not in doc  # grading them is opt-in
+
+
+def test_stages_of_a_builtin(lidar_task: Path, session_registry: Registry) -> None:
+    s = task_stats(lidar_task, run=False)
+    assert s["stages"] == len(session_registry.get("lidar_icp").stages) > 0
+
+
+def test_baselines_are_graded_on_request(doubler_task: Path) -> None:
+    plugin = doubler_task.parent.parent / "doubler.py"
+    res = CliRunner().invoke(cli, ["stats", str(doubler_task), "--no-run", "--baselines", "--runtime", "local",
+                                   "--json", "--plugin", str(plugin)])
+    assert res.exit_code == 0, res.output
+    rows = {b["name"]: b for b in json.loads(res.stdout)["baselines"]}
+    assert set(rows) == {"doubles", "rounded"}
+    assert rows["doubles"]["reward"] == 1.0 and rows["doubles"]["passed"] is False and rows["doubles"]["rung"] == 6
+    assert 0 < rows["rounded"]["reward"] < 1.0 and rows["rounded"]["passed"] is True and rows["rounded"]["rung"] < 6
+    res = CliRunner().invoke(cli, ["stats", str(doubler_task), "--no-run", "--baselines", "--runtime", "local",
+                                   "--plugin", str(plugin)])
+    assert res.exit_code == 0, res.output
+    assert re.search(r"^baselines\s+doubles\s+R = 1\.0000\s+rung 6\s+REACHES 1\.0", res.stdout, re.MULTILINE)
+    assert re.search(r"^\s+rounded\s+R = 0\.\d{4}\s+rung [1-5]\s+ok, below 1\.0", res.stdout, re.MULTILINE)
+    assert re.search(r"^stages\s+2 in the recipe: read x; double it", res.stdout, re.MULTILINE)
 
 
 def test_not_a_task(tmp_path: Path) -> None:

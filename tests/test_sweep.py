@@ -14,10 +14,11 @@ from recon.sweep import (SweepSpec, derive_task_key, hidden_scenarios, load_spec
 
 
 def _demo():  # type: ignore[no-untyped-def]
-    @oracle(name="sweepdemo", version="1.0.0", title="t", domain="d", toolkit=[],
-            axes={"f": Float(0.0, 10.0), "g": Float(0.1, 100.0, log=True), "i": Int(1, 50),
-                  "c": Choice(["a", "b", "c"]), "b": Bool(), "seed": Seed()},
-            outputs={"y": Number(abs=1e-9)}, evidence={"note.txt": "a note"})
+    @oracle(name="sweepdemo", version="1.0.0", title="t", domain="d", toolkit=[], description="Adds two numbers.",
+            axes={"f": Float(0.0, 10.0, doc="a real"), "g": Float(0.1, 100.0, log=True, doc="a scale"),
+                  "i": Int(1, 50, doc="a count"), "c": Choice(["a", "b", "c"], doc="a letter"), "b": Bool(doc="a flag"),
+                  "seed": Seed(doc="a seed")},
+            outputs={"y": Number(abs=1e-9, doc="the sum")}, evidence={"note.txt": "a note"})
     def sweepdemo(params, evidence):  # type: ignore[no-untyped-def]
         """Adds f and i."""
         (evidence / "note.txt").write_text("x")
@@ -122,8 +123,8 @@ def test_spec_files_narrow_axes_and_are_validated(tmp_path: Path) -> None:
 
 
 def test_small_axis_spaces_fail_clearly() -> None:
-    @oracle(name="tiny", version="1.0.0", title="t", domain="d", toolkit=[], axes={"b": Bool()},
-            outputs={"y": Number(abs=1)})
+    @oracle(name="tiny", version="1.0.0", title="t", domain="d", toolkit=[], axes={"b": Bool(doc="a flag")},
+            outputs={"y": Number(abs=1, doc="a number")}, description="Always one.")
     def tiny(params, evidence):  # type: ignore[no-untyped-def]
         """Tiny."""
         return {"y": 1.0}
@@ -141,3 +142,27 @@ def test_running_scenarios_in_parallel_matches_serial(tmp_path: Path) -> None:
     for s in pub:
         assert (tmp_path / "a" / s.id / "scenario.json").read_bytes() == (tmp_path / "b" / s.id / "scenario.json").read_bytes()
         assert (tmp_path / "a" / s.id / "note.txt").is_file()
+
+
+def test_pool_scenarios_start_at_the_edges_and_are_reproducible() -> None:
+    from recon.sweep import pool_scenarios
+
+    spec = SweepSpec()
+    pool = pool_scenarios(DEMO, spec, 40)
+    assert pool == pool_scenarios(DEMO, spec, 40)
+    assert pool != pool_scenarios(DEMO, spec, 40, seed=1)
+    assert [s.id for s in pool] == [f"pool_{i + 1}" for i in range(40)]
+    assert len({s.key() for s in pool}) == 40
+    for s in pool:
+        DEMO.check_params(s.parameters)
+    edged = [a for a, ax in DEMO.axes.items() if not isinstance(ax, Seed)]
+    # every axis at each of its ends, first
+    for a in edged:
+        ends = DEMO.axes[a].edges()
+        assert any(s.parameters[a] == ends[0] for s in pool[:2 * len(edged) + 2])
+        assert any(s.parameters[a] == ends[-1] for s in pool[:2 * len(edged) + 2])
+    lows = pool[2 * len(edged)]
+    assert all(lows.parameters[a] == DEMO.axes[a].edges()[0] for a in edged)
+    taken = public_scenarios(DEMO, spec)
+    assert not {s.key() for s in taken} & {s.key() for s in pool_scenarios(DEMO, spec, 40, taken=taken)}
+    assert pool_scenarios(DEMO, spec, 5) == pool[:5]

@@ -1,49 +1,35 @@
-"""Reference solution for the ``acoustic_beamforming`` recon task.
+"""Reference solution for the ``acoustic_beamforming`` recon task (version 2).
 
-A shoebox room is simulated with the pyroomacoustics image-source model (ISM); a
-white-noise source is played and recorded by a small planar microphone array; the
-first microphone's room impulse response (RIR) is summarised and the direction of
-arrival (DOA) of the source is estimated with SRP-PHAT.
+A furnished shoebox room (per-wall, frequency-dependent materials from the
+pyroomacoustics database, air absorption) is simulated with the pyroomacoustics
+image-source model. A loudspeaker plays an exponential sine sweep, a small planar
+microphone array records it with seeded sensor noise, and the pipeline then works like
+a room-acoustics engineer's measurement chain:
+
+1. excitation and recording: a 1 s exponential sweep 50 Hz..7 kHz with 10 ms Hann
+   fades, 1 s of silence after it, white sensor noise at ``snr_db`` (re the mean power
+   of microphone 0's noise-free recording while the sweep plays);
+2. deconvolution: Farina's inverse filter (time-reversed sweep with a -6 dB/octave
+   amplitude envelope, unit gain at 1 kHz) recovers microphone 0's impulse response;
+3. octave-band filtering: 125..4000 Hz, 3rd-order Butterworth band-passes (second-order
+   sections), run forward (causal) on the whole measured response;
+4. decay analysis per band (ISO 3382-1 style): start at the broadband onset (first
+   sample within 20 dB of the peak), noise floor from the last 10 % of the response,
+   10 ms block envelope, regression from its maximum down to 10 dB above the noise,
+   truncation where that line meets the noise, plus the fitted exponential's energy
+   beyond the truncation point (compensation); Schroeder backward integration;
+   the impulse-response-to-noise ratio per band is the loudest block over the noise;
+5. room-acoustic parameters: EDT (0..-10 dB), T20 (-5..-25 dB), T30 (-5..-35 dB) from
+   least-squares lines on the decay curve; C50, C80 per band; D50 and the
+   direct-to-reverberant ratio (direct window 1 ms before to 2.5 ms after the peak) on
+   the broadband response;
+6. localisation: Hann-windowed STFT (512 samples, hop 256) of all microphones, bins
+   300..3500 Hz, MUSIC with per-frequency normalisation (pyroomacoustics
+   ``NormMUSIC``) on a 1-degree azimuth grid, parabolic interpolation of the peak; a
+   linear array searches the upper half plane only (0..180 degrees).
 
 Reads one scenario JSON object on stdin, prints the output JSON object on stdout.
 Standalone: imports only the standard library, numpy, scipy and pyroomacoustics.
-
-Fixed conventions (everything not given by the scenario parameters):
-
-* sampling rate ``FS`` = 16000 Hz, speed of sound ``C`` = 343.0 m/s;
-* rooms (``room_size``), metres: small 4.0 x 3.5 x 2.7, medium 6.0 x 4.5 x 3.0,
-  large 9.0 x 7.0 x 3.5; every wall has the same frequency-independent energy
-  absorption coefficient ``absorption``; no air absorption, no randomised ISM, no
-  ray tracing, no sensor noise;
-* the array centre is at (Lx/2, Ly/2, 1.2 m); all microphones lie in the horizontal
-  plane z = 1.2 m; the source is at the same height, at
-  centre + source_distance * (cos az, sin az, 0) with az = source_azimuth (degrees,
-  counter-clockwise from +x);
-* arrays (offsets from the centre, in the xy plane):
-  ``linear4_5cm``   4 mics on the x axis, 5 cm apart, at x = (k - 1.5) * 0.05, k = 0..3
-  ``linear8_4cm``   8 mics on the x axis, 4 cm apart, at x = (k - 3.5) * 0.04, k = 0..7
-  ``circular6_5cm`` 6 mics on a circle of radius 5 cm, mic k at angle 60 deg * k
-  ``circular8_10cm`` 8 mics on a circle of radius 10 cm, mic k at angle 45 deg * k
-  (mic 0 is the first one listed: the most negative x for linear arrays, angle 0 for
-  circular arrays);
-* RIR: pyroomacoustics ISM with reflections up to ``max_order``, 81-tap windowed-sinc
-  fractional delays (sinc look-up table granularity 20), then the library's default
-  zero-phase 10 Hz 2nd-order Butterworth high-pass; computed single-threaded so the
-  float32 accumulation order (and therefore every bit) is reproducible;
-* source signal: 8000 samples (0.5 s) of standard white noise from
-  ``numpy.random.default_rng(seed).standard_normal(8000)``;
-* DOA: STFT with 256-sample frames, hop 128, no analysis window (pyroomacoustics
-  ``transform.stft.analysis``); SRP-PHAT (``pra.doa.algorithms["SRP"]``) in far-field
-  mode with c = 343, nfft = 256, freq_range [1500, 7000] Hz (bins 24..111; the upper
-  band keeps the diffuse reverberant field from dragging linear arrays' peaks towards
-  broadside), on an azimuth grid with 1 degree steps: 0..359 for circular arrays,
-  0..180 (inclusive) for linear arrays (a linear array cannot tell az from -az, so it
-  only searches the upper half plane).
-  The answer is the grid azimuth where the spatial spectrum is largest (first one on
-  ties);
-* rt60: pyroomacoustics' Schroeder-integral estimate on mic 0's RIR with
-  ``decay_db=30`` (fit from -5 dB to -35 dB, extrapolated to 60 dB). If that fit
-  yields a non-finite or non-positive number, rt60 is reported as 0.0.
 """
 
 from __future__ import annotations
@@ -51,25 +37,69 @@ from __future__ import annotations
 import json
 import math
 import sys
-import warnings
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyroomacoustics as pra
-from pyroomacoustics.experimental import measure_rt60
+from scipy import signal
 
-FS = 16000
-C = 343.0
-SIGNAL_LENGTH = 8000
-ARRAY_HEIGHT = 1.2
-NFFT = 256
-HOP = NFFT // 2
-FREQ_RANGE = (1500.0, 7000.0)
-RT60_DECAY_DB = 30
+# --------------------------------------------------------------------------- constants
+FS = 16000                 # sampling rate, Hz
+C = 343.0                  # speed of sound, m/s
+ARRAY_HEIGHT = 1.2         # array and loudspeaker height, m
+
+# Excitation: exponential (logarithmic) sine sweep.
+SWEEP_SECONDS = 1.0
+SWEEP_F1 = 50.0
+SWEEP_F2 = 7000.0
+FADE_SAMPLES = 160         # 10 ms Hann fade-in and fade-out
+SILENCE_SAMPLES = 16000    # 1 s recorded after the sweep ends
+IR_SAMPLES = 16000         # length of the measured impulse response (1 s)
+NORM_FREQ = 1000.0         # the inverse filter has unit gain here
+
+# Octave bands and their filters.
+BAND_CENTRES = (125.0, 250.0, 500.0, 1000.0, 2000.0, 4000.0)
+BAND_ORDER = 3             # Butterworth prototype order (a 6th-order band-pass)
+
+# Decay analysis.
+ONSET_DB = -20.0           # ISO 3382-1: the response starts within 20 dB of its peak
+NOISE_TAIL_DIVISOR = 10    # the noise floor is the mean energy of the last n // 10 samples
+BLOCK_SAMPLES = 160        # 10 ms envelope blocks
+FIT_MARGIN_DB = 10.0       # the regression stops 10 dB above the noise floor
+MIN_FIT_BLOCKS = 3
+EDT_RANGE = (0.0, -10.0)
+T20_RANGE = (-5.0, -25.0)
+T30_RANGE = (-5.0, -35.0)
+C50_SAMPLES = 800          # 50 ms
+C80_SAMPLES = 1280         # 80 ms
+DIRECT_BEFORE = 16         # direct-sound window: 1 ms before the peak ...
+DIRECT_AFTER = 40          # ... to 2.5 ms after it (inclusive)
+
+# Localisation.
+NFFT = 512
+HOP = 256
+DOA_BAND = (300.0, 3500.0)
 
 ROOM_SIZES = {
     "small": (4.0, 3.5, 2.7),
     "medium": (6.0, 4.5, 3.0),
     "large": (9.0, 7.0, 3.5),
+}
+
+# Wall finishes: pyroomacoustics material-database names per wall. pyroomacoustics'
+# ShoeBox names the walls west (x = 0), east (x = Lx), south (y = 0), north (y = Ly),
+# floor (z = 0) and ceiling (z = Lz).
+FINISHES = {
+    "studio": {"west": "plasterboard", "east": "facing_brick", "south": "curtains_fabric",
+               "north": "plasterboard", "floor": "carpet_tufted_9.5mm", "ceiling": "ceiling_fissured_tile"},
+    "office": {"west": "plasterboard", "east": "plasterboard", "south": "glass_window",
+               "north": "plasterboard", "floor": "carpet_cotton", "ceiling": "ceiling_fissured_tile"},
+    "classroom": {"west": "plasterboard", "east": "glass_window", "south": "plasterboard",
+                  "north": "wooden_lining", "floor": "linoleum_on_concrete",
+                  "ceiling": "ceiling_perforated_gypsum_board"},
+    "chapel": {"west": "limestone_wall", "east": "limestone_wall", "south": "curtains_cotton_0.5",
+               "north": "limestone_wall", "floor": "marble_floor", "ceiling": "wooden_lining"},
 }
 
 # name -> (kind, number of mics, spacing (linear) or radius (circular) in metres)
@@ -80,25 +110,30 @@ ARRAYS = {
     "circular8_10cm": ("circular", 8, 0.10),
 }
 
-# pyroomacoustics global settings this simulation depends on; pinned for the duration
-# of one call and restored afterwards.
-_PINNED_CONSTANTS = {
+# pyroomacoustics global settings the simulation depends on (the library's defaults,
+# except one thread so that the float accumulation order, hence every bit, is fixed);
+# pinned for the duration of one call and restored afterwards.
+_PINNED_CONSTANTS: dict[str, Any] = {
     "c": C,
     "frac_delay_length": 81,
     "sinc_lut_granularity": 20,
     "num_threads": 1,
+    "octave_bands_n_fft": 512,
+    "octave_bands_base_freq": 125.0,
+    "octave_bands_keep_dc": True,
     "rir_hpf_enable": True,
     "rir_hpf_fc": 10.0,
     "rir_hpf_kwargs": {"n": 2, "rp": 5.0, "rs": 60.0, "type": "butter"},
 }
 
 
+# --------------------------------------------------------------------------- stage 0: the scene
 def array_offsets(name: str) -> np.ndarray:
     """Microphone offsets from the array centre in the xy plane, shape (2, M)."""
     kind, m, size = ARRAYS[name]
     if kind == "linear":
-        return pra.linear_2D_array([0.0, 0.0], m, 0.0, size)
-    return pra.circular_2D_array([0.0, 0.0], m, 0.0, size)
+        return np.asarray(pra.linear_2D_array([0.0, 0.0], m, 0.0, size), dtype=float)
+    return np.asarray(pra.circular_2D_array([0.0, 0.0], m, 0.0, size), dtype=float)
 
 
 def geometry(params: dict) -> dict:
@@ -106,91 +141,306 @@ def geometry(params: dict) -> dict:
     dims = np.array(ROOM_SIZES[params["room_size"]], dtype=float)
     centre = np.array([dims[0] / 2.0, dims[1] / 2.0, ARRAY_HEIGHT])
     offsets = array_offsets(params["microphone_array"])
-    mics = np.vstack(
-        [offsets + centre[:2, None], np.full(offsets.shape[1], centre[2])]
-    )
+    mics = np.vstack([offsets + centre[:2, None], np.full(offsets.shape[1], centre[2])])
     az = math.radians(float(params["source_azimuth"]))
     dist = float(params["source_distance"])
     source = centre + dist * np.array([math.cos(az), math.sin(az), 0.0])
+    return {"room_dim": dims, "centre": centre, "offsets": offsets, "mics": mics, "source": source}
+
+
+def simulate_rirs(params: dict, geo: dict) -> list[np.ndarray]:
+    """Image-source impulse responses from the loudspeaker to every microphone."""
+    saved = {k: pra.constants.get(k) for k in _PINNED_CONSTANTS}
+    try:
+        for k, v in _PINNED_CONSTANTS.items():
+            pra.constants.set(k, v)
+        room = pra.ShoeBox(
+            geo["room_dim"],
+            fs=FS,
+            materials=pra.make_materials(**FINISHES[params["finish"]]),
+            max_order=int(params["max_order"]),
+            air_absorption=True,
+            ray_tracing=False,
+            use_rand_ism=False,
+        )
+        room.add_source(geo["source"])
+        room.add_microphone_array(geo["mics"])
+        room.compute_rir()
+        return [np.asarray(room.rir[m][0], dtype=np.float64) for m in range(geo["mics"].shape[1])]
+    finally:
+        for k, v in saved.items():
+            pra.constants.set(k, v)
+
+
+# --------------------------------------------------------------------------- stage 1: excitation and recording
+def sweep() -> np.ndarray:
+    """The exponential sine sweep with Hann fades (SWEEP_SECONDS long)."""
+    n_samples = int(round(SWEEP_SECONDS * FS))
+    n = np.arange(n_samples, dtype=np.float64)
+    rate = math.log(SWEEP_F2 / SWEEP_F1)
+    duration = n_samples / FS
+    x = np.sin(2.0 * math.pi * SWEEP_F1 * duration / rate * (np.exp(n / n_samples * rate) - 1.0))
+    ramp = 0.5 * (1.0 - np.cos(math.pi * np.arange(FADE_SAMPLES) / FADE_SAMPLES))
+    x[:FADE_SAMPLES] *= ramp
+    x[-FADE_SAMPLES:] *= ramp[::-1]
+    return x
+
+
+def record(rirs: list[np.ndarray], excitation: np.ndarray, snr_db: float, seed: int) -> tuple[np.ndarray, float, float]:
+    """Microphone signals (M, N_rec): the sweep through each RIR plus white sensor noise.
+
+    Returns (signals, noise standard deviation, mic-0 signal power)."""
+    n_sweep = excitation.shape[0]
+    n_rec = n_sweep + SILENCE_SAMPLES
+    clean = np.zeros((len(rirs), n_rec))
+    for m, h in enumerate(rirs):
+        y = signal.fftconvolve(excitation, h)[:n_rec]
+        clean[m, : y.shape[0]] = y
+    power = float(np.mean(clean[0, :n_sweep] ** 2))
+    sigma = math.sqrt(power * 10.0 ** (-float(snr_db) / 10.0))
+    noise = np.random.default_rng(int(seed)).standard_normal((len(rirs), n_rec))
+    return clean + sigma * noise, sigma, power
+
+
+# --------------------------------------------------------------------------- stage 2: deconvolution
+def inverse_filter(excitation: np.ndarray) -> np.ndarray:
+    """Farina's inverse filter: the time-reversed sweep with an amplitude envelope
+    falling 6 dB per octave of the reversed sweep's frequency, scaled so that the sweep
+    convolved with it has unit gain at NORM_FREQ."""
+    n_sweep = excitation.shape[0]
+    rate = math.log(SWEEP_F2 / SWEEP_F1)
+    inv = excitation[::-1] * np.exp(-np.arange(n_sweep) / n_sweep * rate)
+    pulse = signal.fftconvolve(excitation, inv)
+    k = np.arange(pulse.shape[0])
+    gain = abs(np.sum(pulse * np.exp(-2j * math.pi * NORM_FREQ * k / FS)))
+    return inv / gain
+
+
+def measure_ir(recording: np.ndarray, excitation: np.ndarray) -> np.ndarray:
+    """Microphone 0's measured impulse response: the recording convolved with the
+    inverse filter, from the lag where the sweep itself compresses to a pulse."""
+    n_sweep = excitation.shape[0]
+    full = signal.fftconvolve(recording, inverse_filter(excitation))
+    return full[n_sweep - 1: n_sweep - 1 + IR_SAMPLES]
+
+
+# --------------------------------------------------------------------------- stage 3: octave bands
+def band_filters() -> list[np.ndarray]:
+    """Second-order sections of the octave band-passes (edges fc / sqrt 2, fc * sqrt 2)."""
+    return [signal.butter(BAND_ORDER, [fc / math.sqrt(2.0), fc * math.sqrt(2.0)], btype="bandpass",
+                          fs=FS, output="sos") for fc in BAND_CENTRES]
+
+
+def onset_index(h: np.ndarray) -> int:
+    """First sample whose energy is within 20 dB of the response's peak energy."""
+    e = h * h
+    return int(np.flatnonzero(e >= e.max() * 10.0 ** (ONSET_DB / 10.0))[0])
+
+
+# --------------------------------------------------------------------------- stage 4: decay analysis
+@dataclass
+class Decay:
+    edc: np.ndarray        # energy decay curve (absolute energy), one value per sample
+    noise: float           # noise-floor energy per sample
+    peak_block_db: float   # level of the loudest envelope block
+    slope: float           # fitted decay, dB per second (negative)
+    intercept: float       # fitted level at t = 0, dB
+    fit_blocks: tuple[int, int]
+    crossing: int          # truncation point, samples from the onset
+    tail: float            # energy added beyond the truncation point
+
+
+def decay_analysis(x: np.ndarray) -> Decay:
+    """Noise-compensated Schroeder decay of one response ``x`` (starting at the onset)."""
+    p = x * x
+    n = p.shape[0]
+    noise = float(np.mean(p[n - n // NOISE_TAIL_DIVISOR:]))
+    noise_db = 10.0 * math.log10(noise)
+    n_blocks = n // BLOCK_SAMPLES
+    blocks = p[: n_blocks * BLOCK_SAMPLES].reshape(n_blocks, BLOCK_SAMPLES).mean(axis=1)
+    level = 10.0 * np.log10(blocks)
+    t = (np.arange(n_blocks) + 0.5) * BLOCK_SAMPLES / FS
+    k0 = int(np.argmax(level))
+    below = np.flatnonzero(level[k0 + 1:] < noise_db + FIT_MARGIN_DB)
+    k1 = k0 + 1 + int(below[0]) if below.size else n_blocks
+    if k1 - k0 < MIN_FIT_BLOCKS:
+        k1 = min(n_blocks, k0 + MIN_FIT_BLOCKS)
+    slope, intercept = np.polyfit(t[k0:k1], level[k0:k1], 1)
+    slope, intercept = float(slope), float(intercept)
+    edc = np.empty(n)
+    if slope < 0.0:
+        crossing = int(min(max(round((noise_db - intercept) / slope * FS), 1), n))
+        line = 10.0 ** ((intercept + slope * crossing / FS) / 10.0)
+        tail = FS * line * 10.0 / (-slope * math.log(10.0))
+        edc[:crossing] = np.cumsum(p[:crossing][::-1])[::-1] + tail
+        edc[crossing:] = tail * 10.0 ** (slope * np.arange(n - crossing) / (10.0 * FS))
+    else:  # no decay to speak of: plain backward integration to the end
+        crossing, tail = n, 0.0
+        edc[:] = np.cumsum(p[::-1])[::-1]
+    return Decay(edc, noise, float(level[k0]), slope, intercept, (k0, k1), crossing, tail)
+
+
+def edc_db(edc: np.ndarray) -> np.ndarray:
+    """The decay curve in dB re its start (floored far below any fit range)."""
+    return 10.0 * np.log10(np.maximum(edc, edc[0] * 1e-30) / edc[0])
+
+
+# --------------------------------------------------------------------------- stage 5: parameters
+def decay_time(curve_db: np.ndarray, upper: float, lower: float) -> float:
+    """Seconds for a 60 dB decay from the least-squares line through the curve's
+    samples with lower <= level <= upper (0.0 when fewer than two samples qualify)."""
+    idx = np.flatnonzero((curve_db <= upper) & (curve_db >= lower))
+    if idx.size < 2:
+        return 0.0
+    slope = float(np.polyfit(idx / FS, curve_db[idx], 1)[0])
+    return -60.0 / slope if slope < 0.0 else 0.0
+
+
+def clarity(edc: np.ndarray, n_early: int) -> float:
+    """Early-to-late energy ratio (dB) with the boundary n_early samples after the onset."""
+    early = edc[0] - edc[n_early]
+    return 10.0 * math.log10(early / edc[n_early])
+
+
+def band_parameters(d: Decay) -> dict[str, float]:
+    curve = edc_db(d.edc)
     return {
-        "room_dim": dims,
-        "centre": centre,
-        "offsets": offsets,
-        "mics": mics,
-        "source": source,
+        "edt": decay_time(curve, *EDT_RANGE),
+        "t20": decay_time(curve, *T20_RANGE),
+        "t30": decay_time(curve, *T30_RANGE),
+        "c50": clarity(d.edc, C50_SAMPLES),
+        "c80": clarity(d.edc, C80_SAMPLES),
     }
 
 
-def _doa_grid_deg(array_name: str) -> np.ndarray:
+def direct_to_reverberant(h: np.ndarray, onset: int, broadband: Decay) -> tuple[float, int, float, float]:
+    """DRR (dB): energy in the direct-sound window around the broadband peak over the
+    compensated decay-curve energy after it. Returns (drr, peak, direct, reverberant)."""
+    peak = int(np.argmax(np.abs(h)))
+    lo, hi = max(peak - DIRECT_BEFORE, 0), peak + DIRECT_AFTER
+    direct = float(np.sum(h[lo: hi + 1] ** 2))
+    reverberant = float(broadband.edc[hi + 1 - onset])
+    return 10.0 * math.log10(direct / reverberant), peak, direct, reverberant
+
+
+# --------------------------------------------------------------------------- stage 6: localisation
+def stft(signals: np.ndarray) -> np.ndarray:
+    """Hann-windowed STFT, shape (M, NFFT // 2 + 1, frames); frames that fit entirely."""
+    window = signal.get_window("hann", NFFT)
+    n_frames = 1 + (signals.shape[1] - NFFT) // HOP
+    idx = np.arange(NFFT)[None, :] + HOP * np.arange(n_frames)[:, None]
+    spec = np.fft.rfft(signals[:, idx] * window, axis=-1)
+    return spec.transpose(0, 2, 1)
+
+
+def doa_bins() -> np.ndarray:
+    lo = math.ceil(DOA_BAND[0] * NFFT / FS)
+    hi = math.floor(DOA_BAND[1] * NFFT / FS)
+    return np.arange(lo, hi + 1)
+
+
+def doa_grid_deg(array_name: str) -> np.ndarray:
     if ARRAYS[array_name][0] == "linear":
         return np.arange(0, 181, dtype=float)
     return np.arange(0, 360, dtype=float)
 
 
-def _measure_rt60(h: np.ndarray) -> float:
-    with warnings.catch_warnings(), np.errstate(all="ignore"):
-        warnings.simplefilter("ignore")
-        try:
-            value = float(measure_rt60(h, fs=FS, decay_db=RT60_DECAY_DB))
-        except (ValueError, IndexError, ZeroDivisionError, FloatingPointError,
-                np.linalg.LinAlgError):
-            value = float("nan")
-    if not math.isfinite(value) or value <= 0.0:
-        return 0.0
-    return value
+def refine_peak(values: np.ndarray, linear: bool) -> tuple[int, float]:
+    """Grid index of the largest value (first on ties) and the parabolic offset (grid
+    steps) through it and its neighbours; a linear array's spectrum is mirrored at 0
+    and 180 degrees, a circular array's wraps around."""
+    k = int(np.argmax(values))
+    n = values.shape[0]
+    if linear:
+        left = values[k - 1] if k > 0 else values[1]
+        right = values[k + 1] if k < n - 1 else values[n - 2]
+    else:
+        left, right = values[(k - 1) % n], values[(k + 1) % n]
+    centre = values[k]
+    curvature = left - 2.0 * centre + right
+    offset = 0.5 * (left - right) / curvature if curvature < 0.0 else 0.0
+    return k, float(offset)
 
 
-def _sig(x: float, digits: int = 9) -> float:
+def localise(signals: np.ndarray, offsets: np.ndarray, array_name: str) -> dict[str, Any]:
+    spec = stft(signals)
+    bins = doa_bins()
+    grid = doa_grid_deg(array_name)
+    linear = ARRAYS[array_name][0] == "linear"
+    doa = pra.doa.algorithms["NormMUSIC"](offsets, FS, NFFT, c=C, num_src=1, azimuth=np.deg2rad(grid))
+    doa.locate_sources(spec, freq_bins=bins)
+    values = np.asarray(doa.grid.values, dtype=np.float64)
+    k, offset = refine_peak(values, linear)
+    az = grid[k] + offset
+    az = min(max(az, 0.0), 180.0) if linear else az % 360.0
+    return {
+        "azimuth": float(az),
+        "par_db": 10.0 * math.log10(float(values.max()) / float(values.mean())),
+        "grid": grid,
+        "values": values,
+        "frames": int(spec.shape[2]),
+        "bins": (int(bins[0]), int(bins[-1])),
+        "peak_grid": float(grid[k]),
+        "offset": offset,
+    }
+
+
+# --------------------------------------------------------------------------- the pipeline
+def _sig(x: float, digits: int = 6) -> float:
     return float(f"{float(x):.{digits}g}")
 
 
 def run(params: dict) -> tuple[dict, dict]:
-    """Simulate one scenario. Returns (outputs, details); details carry the mic-0 RIR
-    and the geometry (used by the oracle to write evidence files)."""
+    """Run one scenario. Returns (outputs, details); details carry the intermediate
+    signals and numbers (the oracle writes its evidence files from them)."""
     geo = geometry(params)
-    saved = {k: pra.constants.get(k) for k in _PINNED_CONSTANTS}
-    try:
-        for k, v in _PINNED_CONSTANTS.items():
-            pra.constants.set(k, v)
+    rirs = simulate_rirs(params, geo)
 
-        room = pra.ShoeBox(
-            geo["room_dim"],
-            fs=FS,
-            materials=pra.Material(float(params["absorption"])),
-            max_order=int(params["max_order"]),
-            air_absorption=False,
-            ray_tracing=False,
-            use_rand_ism=False,
-        )
-        signal = np.random.default_rng(int(params["seed"])).standard_normal(SIGNAL_LENGTH)
-        room.add_source(geo["source"], signal=signal)
-        room.add_microphone_array(geo["mics"])
-        room.compute_rir()
-        room.simulate()
+    excitation = sweep()
+    signals, sigma, power = record(rirs, excitation, float(params["snr_db"]), int(params["seed"]))
 
-        h = np.asarray(room.rir[0][0], dtype=np.float64)
-        rt60 = _measure_rt60(h)
+    h = measure_ir(signals[0], excitation)
+    tail = h[h.shape[0] - h.shape[0] // NOISE_TAIL_DIVISOR:]
+    peak_to_noise = 10.0 * math.log10(float(np.max(h * h)) / float(np.mean(tail * tail)))
 
-        frames = pra.transform.stft.analysis(room.mic_array.signals.T, NFFT, HOP)
-        X = frames.transpose([2, 1, 0])  # (mics, freq bins, frames)
-        grid_deg = _doa_grid_deg(params["microphone_array"])
-        doa = pra.doa.algorithms["SRP"](
-            geo["offsets"], FS, NFFT, c=C, num_src=1, azimuth=np.deg2rad(grid_deg)
-        )
-        doa.locate_sources(X, freq_range=list(FREQ_RANGE))
-        doa_deg = float(grid_deg[int(np.argmax(doa.grid.values))])
-    finally:
-        for k, v in saved.items():
-            pra.constants.set(k, v)
+    onset = onset_index(h)
+    band_decays = [decay_analysis(signal.sosfilt(sos, h)[onset:]) for sos in band_filters()]
+    broadband = decay_analysis(h[onset:])
+    per_band = [band_parameters(d) for d in band_decays]
+    d50 = float((broadband.edc[0] - broadband.edc[C50_SAMPLES]) / broadband.edc[0])
+    drr, peak, direct, reverberant = direct_to_reverberant(h, onset, broadband)
+
+    loc = localise(signals, geo["offsets"], params["microphone_array"])
 
     outputs = {
-        "rir_len": int(h.shape[0]),
-        "energy": _sig(np.sum(h * h)),
-        "peak": _sig(np.max(np.abs(h))),
-        "doa_deg": doa_deg,
-        "rt60": _sig(rt60),
+        "peak_to_noise_db": _sig(peak_to_noise),
+        "inr_db": [_sig(d.peak_block_db - 10.0 * math.log10(d.noise)) for d in band_decays],
+        "edt_s": [_sig(b["edt"]) for b in per_band],
+        "t20_s": [_sig(b["t20"]) for b in per_band],
+        "t30_s": [_sig(b["t30"]) for b in per_band],
+        "c50_db": [_sig(b["c50"]) for b in per_band],
+        "c80_db": [_sig(b["c80"]) for b in per_band],
+        "d50": _sig(d50),
+        "drr_db": _sig(drr),
+        "azimuth_deg": _sig(loc["azimuth"]) % 360.0,  # 359.9999997 rounds to 360, reported as 0
+        "spectrum_par_db": _sig(loc["par_db"]),
     }
-    details = {"rir": h, **geo}
+    details = {
+        **geo,
+        "rirs": rirs,
+        "excitation": excitation,
+        "recording": signals[0],
+        "sigma": sigma,
+        "power": power,
+        "ir": h,
+        "onset": onset,
+        "peak": peak,
+        "direct": direct,
+        "reverberant": reverberant,
+        "bands": band_decays,
+        "broadband": broadband,
+        "localisation": loc,
+    }
     return outputs, details
 
 

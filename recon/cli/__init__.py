@@ -25,20 +25,24 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "report": ("recon.cli.report_cmd", "report_cmd"),
     "watch": ("recon.cli.watch_cmd", "watch_cmd"),
     "results": ("recon.cli.results_cmd", "results_cmd"),
+    "mutate": ("recon.cli.mutate_cmd", "mutate_cmd"),
+    "pool": ("recon.cli.pool_cmd", "pool_cmd"),
 }
 SHORT_HELP = {
     "list": "List the registered oracles.",
-    "show": "Show an oracle's axes, outputs, tolerances and docstring.",
+    "show": "Show an oracle's public declaration, then its private recipe.",
     "sweep": "Run an oracle over its public and hidden scenarios.",
     "build": "Package an oracle as a Harbor task.",
     "grade": "Grade a workspace on a built task's six-rung ladder.",
-    "validate": "Prove a built task is sound (reference 1.0, cheats below 5/6, no leaks).",
+    "validate": "Prove a built task is sound (reference 1.0, cheats below 5/6, baselines, mutants, no leaks).",
     "run": "Replay a task end to end with the oracle or nop agent.",
     "new": "Scaffold a new oracle plugin package.",
-    "stats": "Work, size and timing statistics of a built task.",
+    "stats": "Work, stages, baselines, mutation score, size and timings of a built task.",
     "report": "HTML report and figures from gradings and histories.",
     "watch": "Grade a live workspace on a schedule, appending to a history.",
     "results": "Benchmark tables and figures from Harbor's job folders.",
+    "mutate": "Mutation analysis: which wrong programs a task's scenarios catch.",
+    "pool": "Run any program on a pool of generated scenarios; failure rate per field.",
 }
 
 

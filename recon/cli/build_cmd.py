@@ -28,6 +28,9 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option,
 @click.option("--checkpoint-every", "checkpoint_every", default="30m", show_default=True, metavar="INTERVAL",
               help="Snapshot the agent's workspace this often during a Harbor trial (a sidecar the agent "
                    "cannot reach); the verifier grades every snapshot. 90s, 30m, 1h, or off.")
+@click.option("--select", "select", type=click.Choice(["random", "stress"]), default=None,
+              help="How hidden scenarios are chosen (default: the sweep spec's, else random). stress: from a keyed "
+                   "pool, the ones that kill the most mutants of the reference; public ones reveal what they test.")
 @click.option("--dataset-name", default="recon", show_default=True,
               help="With --all: the dataset's name in OUT/registry.json (harbor run -d NAME@VERSION).")
 @click.option("--dataset-version", default=None, help="With --all: its version (default: recon's version).")
@@ -37,7 +40,8 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option,
 @plugin_option
 @quiet_option
 def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Path, base_image: str | None,
-              disclose: str | None, checkpoint_every: str, dataset_name: str, dataset_version: str | None,
+              disclose: str | None, checkpoint_every: str, select: str | None, dataset_name: str,
+              dataset_version: str | None,
               registry_relative: bool, n_public: int | None, n_hidden: int | None, seed: int | None,
               spec_path: Path | None, secret: str | None, workers: int | None, plugins: tuple[Path, ...],
               quiet: bool) -> None:
@@ -62,10 +66,11 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     from ..sweep import load_spec  # noqa: PLC0415
 
     opts = {"n_public": n_public, "n_hidden": n_hidden, "seed": seed, "secret": secret, "base_image": base_image,
-            "disclose": disclose, "checkpoint_every": interval or 0.0}
+            "disclose": disclose, "checkpoint_every": interval or 0.0, "select": select,
+            "log": (lambda msg: info(f"  {msg}", quiet))}
     if name is not None:
         o = reg.get(name)
-        spec = load_spec(o, spec_path, n_public=n_public, n_hidden=n_hidden, seed=seed)
+        spec = load_spec(o, spec_path, n_public=n_public, n_hidden=n_hidden, seed=seed, select=select)
         label = f"build {name}" if variant is None else f"build {name} variant {variant}"
         if disclose:
             label += f" (disclosing the {disclose})"

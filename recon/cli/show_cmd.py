@@ -13,7 +13,9 @@ from ._common import load_registry, plugin_option
 @plugin_option
 @click.option("--json", "as_json", is_flag=True, help="Print the description as JSON.")
 def show_cmd(name: str, plugins: tuple[Path, ...], as_json: bool) -> None:
-    """Show oracle NAME: axes, outputs with tolerances, toolkit and docstring."""
+    """Show oracle NAME: what the agent reads (description, axes and outputs with their
+    meanings and tolerances, inputs, evidence), then what stays private (the recipe,
+    its stages, the baselines)."""
     reg = load_registry(plugins)
     o = reg.get(name)
     d = o.describe()
@@ -24,16 +26,29 @@ def show_cmd(name: str, plugins: tuple[Path, ...], as_json: bool) -> None:
     click.echo(f"{o.name} {o.version}: {o.title}")
     click.echo(f"domain: {o.domain}    toolkit: {', '.join(o.toolkit)}")
     click.echo(f"source: {o.location}  ({d['registered_by']})")
+    click.echo("\n== public: what the agent reads ==")
+    click.echo(f"\n{o.description}")
     click.echo("\naxes:")
     for aname, ax in sorted(o.axes.items()):
         desc = ax.describe()
         kind = desc.pop("kind")
         click.echo(f"  {aname:<24} {kind:<7} {', '.join(f'{k}={v}' for k, v in desc.items())}")
+        click.echo(f"  {'':<24} {ax.doc}")
     click.echo("\noutputs:")
     for oname, out in sorted(o.outputs.items()):
         click.echo(f"  {oname:<24} {out.kind:<9} {out.describe()}")
+        click.echo(f"  {'':<24} {out.doc}")
+    if o.input_docs:
+        click.echo("\ninputs (every scenario):")
+        for iname, what in sorted(o.input_docs.items()):
+            click.echo(f"  {iname:<24} {what}")
     if o.evidence:
         click.echo("\nevidence (public scenarios):")
         for fname, what in sorted(o.evidence.items()):
             click.echo(f"  {fname:<24} {what}")
-    click.echo(f"\n{o.doc}")
+    click.echo(f"\n== private: the recipe (disclosed only by `recon build {o.name} --disclose recipe`) ==")
+    if o.stages:
+        click.echo(f"\nstages: {'; '.join(o.stages)}")
+    click.echo(f"\n{o.recipe}")
+    baselines = ", ".join(b.name for b in o.baselines) or "none"
+    click.echo(f"\nbaselines: {baselines}")

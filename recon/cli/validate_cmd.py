@@ -15,9 +15,14 @@ from ._common import info, load_registry, plugin_option, quiet_option
 @click.argument("task_dir", type=click.Path(file_okay=False, path_type=Path))
 @click.option("--runtime", type=click.Choice([r for r in RUNTIME_NAMES if r != "docker"]), default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@click.option("--mutation-threshold", "threshold", type=click.FloatRange(0.0, 1.0), default=0.9, show_default=True,
+              help="Share of non-equivalent mutants of the reference the hidden scenarios plus probes must kill.")
+@click.option("--no-mutation", is_flag=True,
+              help="Skip the mutation analysis (minutes the first time a task is validated; kept afterwards).")
 @plugin_option
 @quiet_option
-def validate_cmd(task_dir: Path, runtime: str, as_json: bool, plugins: tuple[Path, ...], quiet: bool) -> None:
+def validate_cmd(task_dir: Path, runtime: str, as_json: bool, threshold: float, no_mutation: bool,
+                 plugins: tuple[Path, ...], quiet: bool) -> None:
     """Replay the reference, the untouched workspace and generated cheats on TASK_DIR,
     audit it for leaks, and fail unless every expectation holds."""
     rt = get_runtime(runtime)
@@ -27,11 +32,13 @@ def validate_cmd(task_dir: Path, runtime: str, as_json: bool, plugins: tuple[Pat
         if as_json:
             return
         reward = "-" if row.reward is None else f"{row.reward:.4f}"
-        click.echo(f"{'ok ' if row.passed else 'FAIL'}  {row.name:<24} {row.expectation:<12} {reward:<8} {row.detail}")
+        click.echo(f"{'ok ' if row.passed else 'FAIL'}  {row.name:<30} {row.expectation:<12} {reward:<8} {row.detail}")
 
     if not as_json:
-        click.echo(f"{'':4}  {'check':<24} {'expect':<12} {'reward':<8} detail")
-    rows, work = validate(task_dir, runtime=rt, registry=load_registry(plugins) if plugins else None, report=show)
+        click.echo(f"{'':4}  {'check':<30} {'expect':<12} {'reward':<8} detail")
+    rows, work = validate(task_dir, runtime=rt, registry=load_registry(plugins) if plugins else None, report=show,
+                          mutation=None if no_mutation else threshold,
+                          log=lambda msg: info(f"  mutation: {msg}", quiet or as_json))
     failed = [r for r in rows if not r.passed]
     if as_json:
         click.echo(canonjson.dumps({"ok": not failed, "work": work, "runtime": rt.name, "rows": [

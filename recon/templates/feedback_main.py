@@ -3,11 +3,13 @@ scenario and compares its output with the oracle's, field by field, with the tas
 tolerances. Public feedback is a hint: hidden scenarios and fresh probes decide the score.
 
 usage: feedback [SCENARIO_ID ...] [--json] [--timeout SECONDS]
+lines: "public_3  xmax  PASS  (0.62 tol)": within tolerance, at 0.62 of it (0.00: exact);
+       "public_2  ymean  MISMATCH  got ...  want ...  (abs tol 0.001)  230 tol off"
 exit:  0 every field of every scenario passes, 1 some field mismatches,
        2 the program failed to run on some scenario, 3 bad usage or broken observations
 """
 # BEGIN-STRIP: the build inlines recon/compare.py in place of this import
-from recon.compare import PASS, compare_output, fmt, parse_stdout, smiles_available
+from recon.compare import MISMATCH, PASS, compare_output, fmt, format_margin, parse_stdout, smiles_available
 # END-STRIP
 
 import argparse
@@ -274,8 +276,15 @@ def _report(results, altered, fields, as_json, manifest):
             continue
         for f in r["fields"]:
             line = f"{r['id']}  {f['field']}  {f['status']}"
+            # The margin in units of the tolerance tells an exact match from one that
+            # barely fits, and how far off a mismatch is.
+            margin = format_margin(f.get("margin"))
             if f["detail"]:
                 line += f"  {f['detail']}"
+            if margin and f["status"] == PASS:
+                line += f"  ({margin})"
+            elif margin and f["status"] == MISMATCH:
+                line += f"  {margin} off"
             print(line)
     print(f"public: {n_ok}/{len(results)} scenarios, {f_ok}/{n_fields} fields")
     if smiles and not smiles_available():

@@ -162,6 +162,28 @@ def test_the_reference_program_reproduces_the_oracle(tmp_path: Path) -> None:
     assert json.loads(proc.stdout) == pk_multidose(PHENYTOIN, tmp_path)
 
 
+@pytest.mark.parametrize("which", ["textbook_ode", "linear_superposition"])
+def test_the_baselines_are_plausible_but_not_the_recipe(which: str, tmp_path: Path) -> None:
+    # textbook_ode is the right model at the library's default accuracy, read off six-minute
+    # samples: close to the truth everywhere, yet outside some tolerance on most regimens.
+    # linear_superposition is the textbook closed form with the elimination linearised
+    # (k = vmax / (km V)): right far below km, off wherever elimination saturates.
+    baseline = {b.name: b for b in pk_multidose.baselines}[which]
+    specs = pk_multidose.output_specs()
+    missed = {}
+    for name, params in zip(["phenytoin", "saturated", "washout", "linear"], SCENARIOS):
+        scenario = {"task": "pk_multidose", "id": "t", "parameters": params, "inputs": {}}
+        proc = subprocess.run([sys.executable, str(baseline.program)], input=json.dumps(scenario),
+                              capture_output=True, text=True, check=True, cwd=tmp_path)
+        got, truth = json.loads(proc.stdout), pk_multidose(params, tmp_path)
+        if which == "textbook_ode":
+            assert got["cmax_mg_per_l"] == pytest.approx(truth["cmax_mg_per_l"], rel=0.01)
+        missed[name] = [k for k in truth if not within(specs[k], got[k], truth[k])]
+    assert sum(1 for fields in missed.values() if fields) >= 2, missed
+    if which == "linear_superposition":
+        assert missed["saturated"], missed      # saturation is exactly what it leaves out
+
+
 def test_registered_through_the_entry_point() -> None:
     registry = Registry()
     registry.load_entry_points()

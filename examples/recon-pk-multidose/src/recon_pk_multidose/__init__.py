@@ -18,38 +18,60 @@ from recon import Choice, Float, Int, Number, oracle
     title="Oral multiple-dose pharmacokinetics with saturable elimination",
     domain="pharmacokinetics",
     toolkit=["numpy", "scipy"],
+    # PUBLIC: what the agent reads. What is simulated and the question it answers, in
+    # the words of the clinic; never the model's equations, the solver or the rules.
+    description=(
+        "A patient takes a drug by mouth: `n_doses` doses of `dose_mg` every `interval_h` hours, "
+        "the first at time 0. The drug is absorbed from the gut into the blood and eliminated by "
+        "a saturable process, as phenytoin is. The question: the clinical summary of the plasma "
+        "concentration curve over the course of treatment, which ends one dosing interval after "
+        "the last dose."
+    ),
     axes={
-        "dose_mg": Float(50.0, 600.0),
-        "interval_h": Choice([6, 8, 12, 24]),
-        "n_doses": Int(1, 10),
-        "bioavailability": Float(0.5, 1.0),
-        "ka_per_h": Float(0.3, 3.0, log=True),
-        "volume_l": Float(20.0, 80.0),
-        "vmax_mg_per_h": Float(5.0, 100.0, log=True),
-        "km_mg_per_l": Float(1.0, 20.0, log=True),
-        "mec_mg_per_l": Float(1.0, 20.0, log=True),
+        "dose_mg": Float(50.0, 600.0, doc="mass of each dose, mg"),
+        "interval_h": Choice([6, 8, 12, 24], doc="time between two doses, hours"),
+        "n_doses": Int(1, 10, doc="number of doses taken"),
+        "bioavailability": Float(0.5, 1.0, doc="fraction of each dose that reaches the gut unchanged"),
+        "ka_per_h": Float(0.3, 3.0, log=True, doc="absorption rate constant from the gut, per hour"),
+        "volume_l": Float(20.0, 80.0, doc="volume of distribution of the drug in the body, litres"),
+        "vmax_mg_per_h": Float(5.0, 100.0, log=True, doc="highest rate at which the body can eliminate the "
+                                                        "drug, mg per hour"),
+        "km_mg_per_l": Float(1.0, 20.0, log=True, doc="plasma concentration at which elimination runs at half "
+                                                     "its highest rate, mg/L"),
+        "mec_mg_per_l": Float(1.0, 20.0, log=True, doc="minimum effective concentration, mg/L"),
     },
+    # PUBLIC: each field's meaning and unit, beside its tolerance. Why the tolerance is
+    # what it is stays in the docstring.
     outputs={
-        "cmax_mg_per_l": Number(rel=1e-4),
-        "tmax_last_h": Number(abs=0.01),
-        "ctrough_mg_per_l": Number(rel=1e-4, abs=1e-6),
-        "auc_mg_h_per_l": Number(rel=1e-4),
-        "time_above_mec_h": Number(abs=0.01),
-        "accumulation_ratio": Number(rel=1e-4),
+        "cmax_mg_per_l": Number(rel=1e-4, doc="highest plasma concentration over the course, mg/L"),
+        "tmax_last_h": Number(abs=0.01, doc="when the concentration peaks within the last dosing interval, "
+                                            "hours after the last dose"),
+        "ctrough_mg_per_l": Number(rel=1e-4, abs=1e-6, doc="plasma concentration at the end of the course "
+                                                            "(the trough after the last dose), mg/L"),
+        "auc_mg_h_per_l": Number(rel=1e-4, doc="area under the plasma concentration curve over the course, mg*h/L"),
+        "time_above_mec_h": Number(abs=0.01, doc="total time during the course with the concentration above "
+                                                 "`mec_mg_per_l`, hours"),
+        "accumulation_ratio": Number(rel=1e-4, doc="peak concentration within the last dosing interval divided by "
+                                                   "the peak within the first"),
     },
     reference="reference.py",
+    # PUBLIC: the evidence, described as a lab would report it.
     evidence={
         "profile.csv": "the plasma concentration over the whole course, as a lab would report it: "
                        "columns t_min (minutes since the first dose, every 15 min, from 0 to the end "
                        "of the course) and conc_mg_per_l (4 significant digits); at a dosing time the "
                        "row holds the concentration just before that dose is absorbed (it is continuous)",
     },
+    # PRIVATE: the names of the recipe's stages (`recon stats` counts them).
+    stages=["dose the gut", "integrate gut and body amounts over each interval", "locate peaks and MEC crossings",
+            "summarise the curve"],
+    # Baselines (private) are found in baselines/NAME/reconstruct.py beside this file.
 )
+# PRIVATE: the docstring is the recipe -- the model, the outputs' exact definitions and
+# tie-breaks, and why each tolerance is what it is. The agent reads it only in the
+# easier variant, `recon build pk_multidose --disclose recipe`.
 def pk_multidose(params: dict[str, Any], evidence: Path) -> dict[str, Any]:
-    """Simulate an oral dosing regimen of a drug with saturable elimination and report
-    the clinical summary of the plasma concentration curve.
-
-    The drug follows a one-compartment model with first-order absorption from the gut
+    """The drug follows a one-compartment model with first-order absorption from the gut
     and Michaelis-Menten (saturable) elimination, as phenytoin or ethanol do:
     - `n_doses` doses of `dose_mg` mg are taken every `interval_h` hours, the first at
       t = 0; of each, the fraction `bioavailability` reaches the gut depot (the rest is

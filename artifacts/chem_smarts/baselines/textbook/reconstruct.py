@@ -1,0 +1,131 @@
+"""Baseline `textbook`: the RDKit tutorial way, written from the instruction alone.
+
+It does not know the recipe. The record is parsed as given (no standardisation), each
+transformation is one generic reaction SMARTS run with RunReactants on its defaults, a
+molecule a step cannot transform is not a product of that step, every product of every
+outcome is kept (by-products included), products are RDKit canonical SMILES sorted
+alphabetically, the first ones are carried forward and the first one is the route's
+product. Descriptors are RDKit's defaults (CalcNumHBA/HBD, TPSA of N and O, Morgan
+2048 bits), and the charge is the product's own formal charge.
+"""
+from __future__ import annotations
+
+import json
+import sys
+
+from rdkit import Chem, RDLogger
+from rdkit.Chem import QED, Crippen, Descriptors, EnumerateStereoisomers, rdChemReactions
+from rdkit.Chem import rdFingerprintGenerator, rdMolDescriptors
+
+RDLogger.DisableLog("rdApp.*")
+
+TEMPLATES = {
+    "boc_protection": "[NX3;H1,H2;!$(NC=O):1]>>[N:1]C(=O)OC(C)(C)C",
+    "boc_deprotection": "[N:1]C(=O)OC(C)(C)C>>[N:1]",
+    "tbs_protection": "[#6:2][OH:1]>>[#6:2][O:1][Si](C)(C)C(C)(C)C",
+    "tbs_deprotection": "[O:1][Si](C)(C)C(C)(C)C>>[O:1]",
+    "acetylation": "[N,O;H1,H2;!$(*C=O);!$(*S=O):1]>>[*:1]C(C)=O",
+    "esterification": "[C:1](=[O:2])[OH]>>[C:1](=[O:2])OC",
+    "amide_coupling": "[C:1](=[O:2])[OH]>>[C:1](=[O:2])NCc1ccccc1",
+    "ester_hydrolysis": "[C:1](=[O:2])O[#6:3]>>[C:1](=[O:2])O.O[#6:3]",
+    "lialh4_reduction": "[CX3:1]=[O:2]>>[C:1][O:2]",
+    "nitro_reduction": "[N+:1](=O)[O-]>>[N+0:1]",
+    "alcohol_oxidation": "[CX4;H1,H2:1][OH:2]>>[C:1]=[O:2]",
+    "reductive_amination": "[CX3;$(C[#6]):1]=O>>[C:1]N1CCOCC1",
+    "eschweiler_clarke": "[NX3;H1,H2;!$(NC=O);!$(Na):1]>>C[N:1]",
+    "aromatic_bromination": "[cH:1]>>[c:1]Br",
+    "dehalogenation": "[c:1][Cl,Br,I]>>[c:1]",
+}
+ROUTES = {
+    "boc_esterify_deprotect": ["boc_protection", "esterification", "boc_deprotection"],
+    "boc_couple_deprotect": ["boc_protection", "amide_coupling", "boc_deprotection"],
+    "couple_reduce": ["amide_coupling", "lialh4_reduction"],
+    "nitro_reduce_acetylate": ["nitro_reduction", "acetylation"],
+    "hydrolyse_couple": ["ester_hydrolysis", "amide_coupling"],
+    "oxidise_aminate": ["alcohol_oxidation", "reductive_amination"],
+    "boc_oxidise_deprotect": ["boc_protection", "alcohol_oxidation", "boc_deprotection"],
+    "tbs_oxidise_deprotect": ["tbs_protection", "alcohol_oxidation", "tbs_deprotection"],
+    "esterify_reduce": ["esterification", "lialh4_reduction"],
+    "acetylate_brominate": ["acetylation", "aromatic_bromination"],
+    "dehalogenate_esterify": ["dehalogenation", "esterification"],
+    "methylate_hydrolyse": ["eschweiler_clarke", "ester_hydrolysis"],
+    "tbs_acetylate_deprotect": ["tbs_protection", "acetylation", "tbs_deprotection"],
+}
+
+
+def smiles_of(mol, stereo):
+    try:
+        Chem.SanitizeMol(mol)
+    except Exception:  # noqa: BLE001 - a product RDKit cannot sanitise is dropped
+        return []
+    if stereo == "strip":
+        Chem.RemoveStereochemistry(mol)
+    smi = Chem.MolToSmiles(mol)
+    if Chem.MolFromSmiles(smi) is None:
+        return []
+    out = []
+    for part in smi.split("."):
+        if stereo == "enumerate":
+            isomers = EnumerateStereoisomers.EnumerateStereoisomers(Chem.MolFromSmiles(part))
+            out += [Chem.MolToSmiles(m) for m in isomers]
+        else:
+            out.append(Chem.MolToSmiles(Chem.MolFromSmiles(part)))
+    return out
+
+
+def run_step(inputs, name, mode, stereo):
+    rxn = rdChemReactions.ReactionFromSmarts(TEMPLATES[name])
+    products = set()
+    for smi in inputs:
+        mol = Chem.MolFromSmiles(smi)
+        outcomes = rxn.RunReactants((mol,))
+        if not outcomes:
+            continue
+        if mode == "selective":
+            outcomes = outcomes[:1]
+        elif mode == "exhaustive":
+            prod = outcomes[0][0]
+            for _ in range(10):
+                try:
+                    Chem.SanitizeMol(prod)
+                except Exception:  # noqa: BLE001
+                    break
+                more = rxn.RunReactants((prod,))
+                if not more:
+                    break
+                prod = more[0][0]
+            outcomes = ((prod,),)
+        for outcome in outcomes:
+            for prod in outcome:
+                products.update(smiles_of(Chem.Mol(prod), stereo))
+    return sorted(products)
+
+
+def solve(p):
+    mol = Chem.MolFromSmiles(p["reactant"])
+    if p["stereochemistry"] == "strip":
+        Chem.RemoveStereochemistry(mol)
+    current = [Chem.MolToSmiles(mol)]
+    parent = list(current)
+    counts, mws = [], []
+    for name in ROUTES[p["route"]]:
+        products = run_step(current, name, p["site_mode"], p["stereochemistry"])
+        counts.append(len(products))
+        mws.append(round(Descriptors.MolWt(Chem.MolFromSmiles(products[0])), 6) if products else 0.0)
+        current = products[: int(p["max_products"])]
+    out = {"parent": parent, "products": current, "n_products": len(current), "selected": current[:1],
+           "step_counts": counts, "step_unchanged": [0] * len(counts), "step_mw": mws}
+    if not current:
+        out.update(mw=0.0, logp=0.0, tpsa=0.0, hba=0, hbd=0, rotb=0, fsp3=0.0, qed=0.0, fp_on=0, charge=0)
+        return out
+    m = Chem.MolFromSmiles(current[0])
+    gen = rdFingerprintGenerator.GetMorganGenerator(radius=int(p["fingerprint_radius"]), fpSize=2048)
+    out.update(mw=Descriptors.MolWt(m), logp=Crippen.MolLogP(m), tpsa=rdMolDescriptors.CalcTPSA(m),
+               hba=rdMolDescriptors.CalcNumHBA(m), hbd=rdMolDescriptors.CalcNumHBD(m),
+               rotb=rdMolDescriptors.CalcNumRotatableBonds(m), fsp3=rdMolDescriptors.CalcFractionCSP3(m),
+               qed=QED.qed(m), fp_on=gen.GetFingerprint(m).GetNumOnBits(), charge=Chem.GetFormalCharge(m))
+    return out
+
+
+if __name__ == "__main__":
+    print(json.dumps(solve(json.load(sys.stdin)["parameters"])))

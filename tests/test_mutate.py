@@ -1,0 +1,341 @@
+"""Mutation analysis: mutant generation, the kill matrix, contract kills, the targeted
+search, the report, the `recon mutate` command and the validate hook.
+
+The plugin oracle below is small and fast on purpose; its reference has behaviours that
+only some scenarios show: a step at the axis edge x = 1.0 (an off-by-one on `>=` is
+killed only there), a cap that only the largest n reaches, and a narrow feature around
+x = 0.7 that a random pool misses but a search steered by the deviation finds.
+"""
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from recon import Registry
+from recon.errors import UsageError, ValidationFailed
+from recon._mutant_worker import CONTRACT, SURVIVED, VALUE
+from recon._mutants import OPERATORS, generate_mutants, instrument, weak_helper, WEAK_HELPER
+from recon.mutate import Engine, mutation_analysis, mutation_score
+
+REFERENCE = '''\
+"""Reference of the boundary_demo test oracle (standard library only)."""
+import json
+import sys
+
+LIMIT = 8
+UNUSED_SCALE = 0.001
+
+
+def solve(scenario):
+    p = scenario["parameters"]
+    x = float(p["x"])
+    n = int(p["n"])
+    steps = min(n, LIMIT)
+    total = 0.0
+    k = 0
+    while k < steps:
+        total += x / (k + 1)
+        k += 1
+    if x >= 1.0:
+        total += 0.5
+    total += 1e-3 / (1.0 + ((x - 0.7) / 0.0005) ** 2)
+    scale = 2.0 if p["mode"] == "double" else 1.0
+    return {"y": round(total * scale, 12), "steps": steps}
+
+
+def main():
+    print(json.dumps(solve(json.load(sys.stdin))))
+
+
+if __name__ == "__main__":
+    main()
+'''
+
+ORACLE = '''\
+import importlib.util
+from pathlib import Path
+
+from recon import Choice, Float, Int, Integer, Number, oracle
+
+_spec = importlib.util.spec_from_file_location("boundary_reference", Path(__file__).with_name("boundary_reference.py"))
+reference = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(reference)
+
+
+@oracle(name="boundary_demo", version="1.0.0", title="Boundary demo", domain="testing", toolkit=[],
+        description="Sums a few terms of x and reports how many it used.", reference="boundary_reference.py",
+        axes={"x": Float(0.0, 1.0, doc="the value summed"), "n": Int(1, 8, doc="how many terms"),
+              "mode": Choice(["single", "double"], doc="whether the sum is doubled")},
+        outputs={"y": Number(abs=1e-4, doc="the sum"), "steps": Integer(doc="terms used")}, timeout=0.5)
+def boundary_demo(params, evidence):
+    """Recipe: see boundary_reference.py."""
+    return reference.solve({"parameters": params})
+'''
+
+
+def write_boundary_plugin(directory: Path, reference: str = REFERENCE) -> Path:
+    """The boundary_demo plugin (oracle + reference) in ``directory``; returns the module path."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "boundary_reference.py").write_text(reference)
+    path = directory / "boundary_oracle.py"
+    path.write_text(ORACLE)
+    return path
+
+
+@pytest.fixture
+def plugin(tmp_path: Path) -> Path:
+    return write_boundary_plugin(tmp_path / "plugin")
+
+
+@pytest.fixture
+def boundary(plugin: Path) -> Registry:
+    reg = Registry()
+    reg.load_plugin_file(plugin)
+    return reg
+
+
+def _find(mutants, operator, before_has, after_has):  # type: ignore[no-untyped-def]
+    found = [m for m in mutants if m.operator == operator and before_has in m.before and after_has in m.after]
+    assert found, f"no {operator} mutant {before_has!r} -> {after_has!r}"
+    return found[0]
+
+
+# -- generation ---------------------------------------------------------------------------
+SAMPLE = textwrap.dedent('''\
+    import numpy as np
+
+    THRESHOLD = 3
+
+
+    def f(values, k, flag=True):
+        """Docstring: never mutated."""
+        head = values[1:k]
+        total = np.sum(head, axis=0)
+        if total < THRESHOLD and flag:
+            total = -total
+        for v in range(len(values)):
+            total += v * 2
+        total = total + 1.5
+        return total
+
+
+    if __name__ == "__main__":
+        f([1, 2, 3], 2)
+''')
+
+
+def test_generate_mutants_applies_the_standard_operators() -> None:
+    ms = generate_mutants(SAMPLE, max_per_line=None)
+    mutants = ms.mutants
+    assert {m.operator for m in mutants} >= {"compare", "arith", "number", "negate", "delete_statement", "unary",
+                                             "and_or", "drop_kwarg", "return_early", "off_by_one", "zero_loop", "bool"}
+    assert set(OPERATORS) >= {m.operator for m in mutants}
+    lt = [m for m in mutants if m.operator == "compare" and "total < THRESHOLD" in m.before]
+    assert sorted(m.after for m in lt) == ["total != THRESHOLD", "total <= THRESHOLD"]  # the sufficient set
+    _find(mutants, "arith", "v * 2", "v / 2")
+    _find(mutants, "number", "1.5", "1.65")
+    _find(mutants, "number", "3", "4")
+    _find(mutants, "negate", "total < THRESHOLD and flag", "not (total < THRESHOLD and flag)")
+    _find(mutants, "drop_kwarg", "np.sum(head, axis=0)", "np.sum(head)")
+    _find(mutants, "off_by_one", "k", "k + 1")
+    _find(mutants, "off_by_one", "len(values)", "len(values) - 1")
+    _find(mutants, "and_or", "total < THRESHOLD and flag", "total < THRESHOLD or flag")
+    _find(mutants, "unary", "-total", "total")
+    early = _find(mutants, "return_early", "total = total + 1.5", "return total")
+    assert early.function == "f"
+    for m in mutants:
+        compile(m.source, "sample.py", "exec")  # every mutant is valid Python
+        assert m.source != SAMPLE
+        assert m.source.count("\n") in (SAMPLE.count("\n"), SAMPLE.count("\n") + 1)
+        assert m.line < 18, f"the __main__ block must not be mutated: {m.describe()}"
+        assert "Docstring" not in m.before
+    assert len({m.source for m in mutants}) == len(mutants)  # no duplicates
+    again = generate_mutants(SAMPLE, max_per_line=None).mutants
+    assert [(m.describe(), m.source) for m in again] == [(m.describe(), m.source) for m in mutants]
+
+
+def test_mutants_keep_to_reached_lines_and_the_per_line_cap() -> None:
+    full = generate_mutants(SAMPLE, max_per_line=None).mutants
+    per_line: dict[int, int] = {}
+    for m in full:
+        per_line[m.line] = per_line.get(m.line, 0) + 1
+    assert max(per_line.values()) > 3
+    capped = generate_mutants(SAMPLE, max_per_line=3)
+    counts: dict[int, int] = {}
+    for m in capped.mutants:
+        counts[m.line] = counts.get(m.line, 0) + 1
+    assert max(counts.values()) <= 3 and capped.capped == len(full) - len(capped.mutants)
+    # a line never run is not mutated; a module constant only if a run line reads it
+    only = generate_mutants(SAMPLE, lines={8, 9}, max_per_line=None)
+    assert only.mutants and {m.line for m in only.mutants} <= {8, 9}
+    assert only.sites_uncovered > 0 and 11 in only.uncovered_lines
+    reads = generate_mutants(SAMPLE, lines={10}, max_per_line=None).mutants
+    assert {m.after for m in reads if m.line == 3} == {"2", "4"}
+    assert all(m.reach == (10,) for m in reads if m.line == 3)
+
+
+def test_instrumented_reference_computes_the_same_and_records_infection() -> None:
+    src = "def g(x, y):\n    if x >= 1.0:\n        return -y\n    return x * y + 2\n"
+    inst = instrument(src)
+    assert inst.count("\n") == src.count("\n") and WEAK_HELPER in inst
+    seen: set[str] = set()
+    env: dict[str, object] = {WEAK_HELPER: weak_helper(seen)}
+    exec(compile(inst, "g.py", "exec"), env)
+    g = env["g"]
+    assert g(0.5, 3.0) == 0.5 * 3.0 + 2  # type: ignore[operator]
+    # at x = 0.5, x > 1.0 and x == 1.0 give what x >= 1.0 gives: no infection there
+    assert not any(k.startswith("2:7:") for k in seen)
+    assert {"4:11:4:16|/", "4:11:4:20|-"} <= seen
+    assert g(1.0, 0.0) == 0.0  # type: ignore[operator]
+    assert "2:7:2:15|>" in seen and "2:7:2:15|==" not in seen
+    assert "3:15:3:17|unary" in seen  # -0.0 is not 0.0 (atan2 tells them apart)
+    mutants = generate_mutants(src, max_per_line=None).mutants
+    gt = _find(mutants, "compare", "x >= 1.0", "x > 1.0")
+    assert gt.weak == "2:7:2:15|>"
+
+
+# -- the engine ---------------------------------------------------------------------------
+def test_boundary_mutants_die_only_at_the_edge_and_equivalents_survive(boundary: Registry) -> None:
+    report = mutation_analysis("boundary_demo", registry=boundary, secret="one", pool_size=16, search_examples=0,
+                               nonces=2, workers=2)
+    by = {r.mutant.describe(): r for r in report.results}
+    gt = next(r for d, r in by.items() if "x >= 1.0 -> x > 1.0" in d)
+    assert gt.killed and gt.kind == VALUE and gt.first_kill is not None
+    # x >= 1.0 -> x == 1.0 is equivalent on [0, 1]; so is the cap nudged above the axis
+    eq = {r.mutant.describe() for r in report.equivalent}
+    assert any("x >= 1.0 -> x == 1.0" in d for d in eq)
+    assert any("LIMIT = 8" in d or "8 -> 9" in d for d in eq)
+    # the unread module constant is never mutated
+    assert not any("0.001" in d for d in by)
+    # deleting the loop counter's increment loops forever: a contract kill, by timeout
+    loop = next(r for d, r in by.items() if "k += 1 -> pass" in d)
+    assert loop.kind == CONTRACT and loop.first_kill is not None and "timed out" in loop.first_kill["detail"]
+    s = report.summary()
+    assert s["mutants"] == len(report.results) == s["equivalent"] + s["non_equivalent"]
+    assert s["killed_public"] <= s["non_equivalent"] and s["killed_hidden"] <= s["non_equivalent"]
+    assert s["killed_hidden"] <= s["killed_hidden_probes"] + 1e-9
+    assert report.timings["pruned_runs"] > 0  # reach and infection saved runs
+
+
+def test_edge_kill_needs_the_edge_scenario(boundary: Registry) -> None:
+    o = boundary.get("boundary_demo")
+    from recon.sweep import SweepSpec, pool_scenarios
+
+    pool = pool_scenarios(o, SweepSpec(), 12)
+    at_edge = [sc for sc in pool if sc.parameters["x"] == 1.0]
+    assert at_edge
+    with Engine(o, workers=2) as eng:
+        idx = eng.add_scenarios(pool, "pool")
+        eng.generate()
+        mutants = eng.make_mutants(max_per_line=None)
+        gt = next(m for m in mutants if m.operator == "compare" and m.after == "x > 1.0")
+        eng.evaluate([(gt, idx)], stop_after=0)
+        killers = {eng.cases[i].scenario.id for i in eng.kills(gt.id, idx)}
+        assert killers == {sc.id for sc in at_edge}
+        # ... and on the other scenarios it never ran: its comparison never differed there
+        for i in idx:
+            if eng.cases[i].scenario.parameters["x"] != 1.0:
+                v = eng.verdicts[(gt.id, i)]
+                assert (v.status, v.detail, v.seconds) == (SURVIVED, "not infected", 0.0)
+
+
+def test_targeted_search_finds_what_a_random_pool_misses(boundary: Registry) -> None:
+    report = mutation_analysis("boundary_demo", registry=boundary, secret="one", pool_size=20, search_examples=40,
+                               nonces=1, workers=2)
+    bump = next(r for r in report.results if r.mutant.operator == "delete_statement" and "0.0005" in r.mutant.before)
+    assert not bump.pool, "the pool of 20 should miss the narrow feature"
+    assert bump.search and bump.killed and not bump.equivalent
+    found = report.scenarios["found"]
+    assert found and any(abs(f["parameters"]["x"] - 0.7) < 0.002 for f in found)
+
+
+def test_worker_crash_and_bad_output_count_as_contract_kills(boundary: Registry) -> None:
+    import dataclasses
+
+    o = boundary.get("boundary_demo")
+    from recon.sweep import SweepSpec, pool_scenarios
+
+    with Engine(o, workers=1) as eng:
+        idx = eng.add_scenarios(pool_scenarios(o, SweepSpec(), 3), "pool")
+        eng.generate()
+        base = eng.make_mutants(max_per_line=1)[0]
+        crash = dataclasses.replace(base, id=9001, reach=(), weak=None,
+                                    source="import os, signal\ndef solve(s):\n    os.kill(os.getpid(), signal.SIGKILL)\n")
+        nan = dataclasses.replace(base, id=9002, reach=(), weak=None,
+                                  source="def solve(s):\n    return {'y': float('nan'), 'steps': 1}\n")
+        kind = dataclasses.replace(base, id=9003, reach=(), weak=None,
+                                   source="def solve(s):\n    return {'y': 'one', 'steps': 1}\n")
+        eng.evaluate([(crash, idx), (nan, idx), (kind, idx)], stop_after=0)
+        for m in (crash, nan, kind):
+            verdicts = [eng.verdicts[(m.id, i)] for i in idx]
+            assert all(v.status == CONTRACT for v in verdicts), verdicts
+        assert "crashed the worker" in eng.verdicts[(crash.id, idx[0])].detail
+        assert eng.pool.restarts == len(idx)
+        # the pool still works after the crashes
+        original = dataclasses.replace(base, id=9004, reach=(), weak=None, source=REFERENCE)
+        eng.evaluate([(original, idx)], stop_after=0)
+        assert all(eng.verdicts[(9004, i)].status == SURVIVED for i in idx)
+
+
+def test_report_table_json_and_file(boundary: Registry, tmp_path: Path) -> None:
+    report = mutation_analysis("boundary_demo", registry=boundary, secret="one", pool_size=8, search_examples=0,
+                               nonces=2, max_mutants=15, workers=2)
+    text = report.render()
+    for label in ("mutants analysed", "equivalent", "killed by public", "killed by hidden + probes", "hidden-only kills"):
+        assert label in text
+    doc = report.to_json()
+    assert doc["summary"]["mutants"] == len(doc["mutants"])
+    assert set(doc["survivors"]) == {r.mutant.id for r in report.survivors}
+    assert len(doc["scenarios"]["nonces"]) == 2 and doc["scenarios"]["pool"] == 8
+    for m in doc["mutants"]:
+        assert set(m) >= {"id", "operator", "line", "before", "after", "killed_by", "equivalent", "kind"}
+    path = report.write(tmp_path / "out")
+    assert json.loads(path.read_text())["summary"] == doc["summary"]
+
+
+def test_a_spent_budget_leaves_survivors_undecided(boundary: Registry) -> None:
+    report = mutation_analysis("boundary_demo", registry=boundary, secret="one", pool_size=64, search_examples=5,
+                               nonces=1, max_mutants=20, budget=0.001, workers=2)
+    assert report.undecided and not report.equivalent
+    assert all(not r.killed for r in report.undecided)
+    assert report.scenarios["pool"] < report.scenarios["pool_planned"] == 64
+    assert report.score_conservative <= report.score
+    assert any("undecided" in w for w in report.warnings) and "undecided (budget ran out)" in report.render()
+    assert report.summary()["undecided"] == len(report.undecided)
+
+
+def test_mutate_command(plugin: Path, tmp_path: Path) -> None:
+    from recon.cli.mutate_cmd import mutate_cmd
+
+    runner = CliRunner()
+    args = ["boundary_demo", "--plugin", str(plugin), "--pool", "6", "--search", "0", "--nonces", "1",
+            "--secret", "one", "--workers", "2", "--max-mutants", "12", "-q"]
+    res = runner.invoke(mutate_cmd, [*args, "--json", "--out", str(tmp_path / "m")])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(res.output)
+    assert doc["oracle"] == "boundary_demo" and (tmp_path / "m" / "mutation.json").is_file()
+    # (the command object raises ReconError; recon's group prints it and exits with its code)
+    res = runner.invoke(mutate_cmd, [*args, "--fail-under", "1.0"])
+    assert "killed by hidden" in res.output
+    assert isinstance(res.exception, ValidationFailed) and res.exception.exit_code == 1
+    res = runner.invoke(mutate_cmd, [*args, "--operator", "nope"])
+    assert isinstance(res.exception, UsageError) and "unknown mutation operator" in res.exception.message
+
+
+def test_mutation_score_hook_on_a_built_task(boundary: Registry, tmp_path: Path) -> None:
+    from recon.build import build_task
+
+    built = build_task(boundary, "boundary_demo", tmp_path / "tasks", secret="one", n_public=4, n_hidden=2)
+    report = mutation_score(built.path, registry=boundary, threshold=0.5, pool_size=8, search_examples=0, nonces=2,
+                            max_mutants=15, workers=2)
+    assert report.scenarios["public"] == [f"public_{i}" for i in range(1, 5)]
+    assert report.scenarios["hidden"] == ["hidden_1", "hidden_2"]
+    assert 0.0 <= report.score <= 1.0 and report.passed == (report.score >= 0.5)
+    strict = mutation_score(built.path, registry=boundary, threshold=1.0, pool_size=8, search_examples=0, nonces=2,
+                            max_mutants=15, workers=2)
+    assert strict.score == report.score  # same task, same pool: the same analysis
+    assert strict.passed == (not strict.survivors)

@@ -1,0 +1,112 @@
+"""Stress selection: greedy cover helpers, stress versus random on the same measurement,
+determinism and keying, and the sweep spec's `select` key."""
+from __future__ import annotations
+
+import itertools
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from recon import Registry
+from recon.errors import SpecError
+from recon.mutate import compare_selections
+from recon.selection import greedy_max_cover, greedy_set_cover, maximin_fill, stress_selection
+from recon.sweep import (SweepSpec, derive_task_key, hidden_scenarios, load_spec, public_scenarios,
+                         select_scenarios)
+from test_mutate import write_boundary_plugin
+
+
+@pytest.fixture(scope="module")
+def boundary(tmp_path_factory: pytest.TempPathFactory) -> Registry:
+    reg = Registry()
+    reg.load_plugin_file(write_boundary_plugin(tmp_path_factory.mktemp("plugin")))
+    return reg
+
+
+rows_strategy = st.dictionaries(st.integers(0, 30), st.sets(st.integers(0, 7), max_size=5), max_size=25)
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows_strategy, st.integers(1, 4))
+def test_greedy_max_cover_is_near_optimal(rows: dict[int, set[int]], k: int) -> None:
+    cands = list(range(8))
+    chosen = greedy_max_cover(rows, cands, k)
+    assert len(chosen) == min(k, len(cands)) and len(set(chosen)) == len(chosen)
+
+    def covered(sel: tuple[int, ...] | list[int]) -> int:
+        return sum(1 for cs in rows.values() if cs & set(sel))
+
+    best = max(covered(c) for c in itertools.combinations(cands, min(k, len(cands))))
+    assert covered(chosen) >= (1 - 1 / 2.718281828) * best  # the greedy guarantee
+    assert greedy_max_cover(rows, cands, k) == chosen  # deterministic
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows_strategy, st.integers(1, 8))
+def test_greedy_set_cover_covers_what_it_can(rows: dict[int, set[int]], limit: int) -> None:
+    cands = list(range(8))
+    chosen, uncovered = greedy_set_cover(rows, cands, limit)
+    assert len(chosen) <= limit
+    assert uncovered == {m for m, cs in rows.items() if not cs & set(chosen)}
+    if limit >= 8:  # with room for every candidate, only items nobody covers stay uncovered
+        assert uncovered == {m for m, cs in rows.items() if not cs}
+
+
+def test_maximin_fill_spreads() -> None:
+    points = {i: {"x": i / 10} for i in range(11)}
+    assert maximin_fill(points, [0], list(points), 3) == [0, 10, 5]
+    assert maximin_fill(points, [], list(points), 2) == [0, 10]
+
+
+def test_stress_kills_at_least_as_many_as_random_on_the_same_pool(boundary: Registry) -> None:
+    reports = compare_selections("boundary_demo", registry=boundary, secret="one", pool_size=16, search_examples=12,
+                                 nonces=1, workers=2, max_per_line=4)
+    random_, stress = reports["random"], reports["stress"]
+    # one shared pool: the same mutants, the same equivalents
+    assert [r.mutant.describe() for r in random_.results] == [r.mutant.describe() for r in stress.results]
+    assert [r.equivalent for r in random_.results] == [r.equivalent for r in stress.results]
+    rs, ss = random_.summary(), stress.summary()
+    assert ss["killed_hidden"] >= rs["killed_hidden"] and ss["score"] >= rs["score"]
+    assert ss["hidden_only"] == 0  # every mutant the hidden set kills, a public scenario kills too
+    assert stress.selection == "stress" and len(stress.scenarios["hidden"]) == 3
+    assert len(stress.scenarios["public"]) == 6
+    assert stress.timings["selection"] > random_.timings["selection"]
+
+
+def test_stress_selection_is_keyed_and_deterministic(boundary: Registry) -> None:
+    o = boundary.get("boundary_demo")
+    spec = SweepSpec(n_public=4, n_hidden=2, select="stress")
+    kw = dict(workers=2, search_examples=8, max_per_line=3, max_mutants=25)
+    a = stress_selection(o, spec, derive_task_key(b"one", o, spec), **kw)  # type: ignore[arg-type]
+    b = stress_selection(o, spec, derive_task_key(b"one", o, spec), **kw)  # type: ignore[arg-type]
+    c = stress_selection(o, spec, derive_task_key(b"two", o, spec), **kw)  # type: ignore[arg-type]
+    assert (a.public, a.hidden) == (b.public, b.hidden)
+    assert [s.parameters for s in a.hidden] != [s.parameters for s in c.hidden]
+    assert [s.id for s in a.public] == ["public_1", "public_2", "public_3", "public_4"]
+    assert [s.id for s in a.hidden] == ["hidden_1", "hidden_2"]
+    assert not {s.key() for s in a.public} & {s.key() for s in a.hidden}
+    edges = [s for s in a.hidden if any(s.parameters[n] in ax.edges() for n, ax in o.axes.items())]
+    assert edges, "a hidden set includes an axis edge"
+    assert a.report is not None and a.report["killed_by_hidden"] >= 1 and a.report["hidden_only"] == []
+
+
+def test_select_key_in_specs(boundary: Registry, tmp_path: Path) -> None:
+    o = boundary.get("boundary_demo")
+    f = tmp_path / "s.toml"
+    f.write_text('n_public = 4\nselect = "stress"\n')
+    spec = load_spec(o, f)
+    assert spec.select == "stress" and spec.to_json()["select"] == "stress"
+    assert "select" not in load_spec(o).to_json()  # random specs serialise as they always did
+    assert load_spec(o, f, select="random").select == "random"
+    f.write_text('select = "best"\n')
+    with pytest.raises(SpecError, match="select='best'"):
+        load_spec(o, f)
+    # the strategy is not part of the sweep identity: the key and the random draws do not move
+    rnd, strs = SweepSpec(n_public=4), SweepSpec(n_public=4, select="stress")
+    assert derive_task_key(b"k", o, rnd) == derive_task_key(b"k", o, strs)
+    key = derive_task_key(b"k", o, rnd)
+    sel = select_scenarios(o, rnd, key)
+    assert sel.strategy == "random" and sel.public == public_scenarios(o, rnd)
+    assert sel.hidden == hidden_scenarios(o, rnd, key, sel.public)
