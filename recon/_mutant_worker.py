@@ -704,7 +704,7 @@ class WorkerPool:
                 if w.conn in ready:
                     self._read(w)
                 elif w.process.sentinel in ready and w.task is not None:
-                    self._died(w, f"worker died (exit code {w.process.exitcode})")
+                    self._died(w, self._crash(w))
             now = time.monotonic()
             for w in self.workers:
                 if w.task is not None and now > w.deadline:
@@ -718,12 +718,7 @@ class WorkerPool:
             try:
                 msg = w.conn.recv()
             except (EOFError, OSError):
-                code = w.process.exitcode
-                if code is None:
-                    w.process.join(1.0)
-                    code = w.process.exitcode
-                why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
-                self._died(w, f"crashed the worker ({why})")
+                self._died(w, self._crash(w))
                 return
             kind = msg[0]
             task = w.task
@@ -741,6 +736,14 @@ class WorkerPool:
                 w.task, w.unit, w.deadline = None, None, float("inf")
                 self._error = self._error or str(msg[2])
                 self.queue.clear()
+
+    @staticmethod
+    def _crash(w: _Worker) -> str:
+        """Why a worker that stopped answering is gone (its exit status, once reaped)."""
+        w.process.join(1.0)
+        code = w.process.exitcode
+        why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
+        return f"crashed the worker ({why})"
 
     def _died(self, w: _Worker, why: str) -> None:
         task, unit = w.task, w.unit

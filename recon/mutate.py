@@ -708,7 +708,6 @@ def compare_selections(
     equivalent for every strategy). ``report.timings["selection"]`` is the time the
     strategy took to choose its scenarios (what it adds to ``recon build``)."""
     _check_settings(threshold, nonces, pool_size, search_examples)
-    t_start = time.perf_counter()
     targets = [resolve_target(name, registry=registry, spec_path=spec_path, secret=secret, select=st,
                               workers=workers, log=log) for st in strategies]
     reports = _analyse(targets, t_start=time.perf_counter(), pool_size=pool_size, pool_seed=pool_seed, nonces=nonces,

@@ -1,8 +1,10 @@
 """Shared fixtures: a fresh registry per test, and one built lidar_icp task per session."""
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,14 @@ import pytest
 from recon import Registry
 
 # Hidden scenarios are keyed by a build secret: tests use a fixed one so builds are
-# reproducible and never touch the user's ~/.local/share/recon.
+# reproducible. recon's home (secret, selection and mutation caches) is the session's
+# own, so a run never reads or writes the user's ~/.local/share/recon and starts as cold
+# as on a new machine.
 os.environ.setdefault("RECON_SECRET", "recon-test-suite-secret")
+os.environ["RECON_HOME"] = tempfile.mkdtemp(prefix="recon-test-home-")
+atexit.register(shutil.rmtree, os.environ["RECON_HOME"], True)
+
+BUILTINS = ("lidar_icp", "chem_smarts", "acoustic_beamforming")
 
 
 @pytest.fixture
@@ -31,6 +39,22 @@ def lidar_task(tmp_path_factory: pytest.TempPathFactory, session_registry: Regis
     out = tmp_path_factory.mktemp("tasks")
     result = build_task(session_registry, "lidar_icp", out, workers=2)
     return result.path
+
+
+@pytest.fixture(scope="session")
+def builtin_dataset(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry) -> Path:
+    """Every built-in task, built once per session as `recon build --all` builds them:
+    one folder per task, dataset.json and Harbor's registry.json beside them."""
+    from recon.dataset import build_all, write_manifest
+
+    out = tmp_path_factory.mktemp("builtins") / "ds"
+    write_manifest(out, build_all(session_registry, out, names=list(BUILTINS), workers=2))
+    return out
+
+
+@pytest.fixture(scope="session")
+def builtin_tasks(builtin_dataset: Path) -> dict[str, Path]:
+    return {name: builtin_dataset / name for name in BUILTINS}
 
 
 @pytest.fixture

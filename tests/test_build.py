@@ -98,7 +98,7 @@ def test_builds_are_byte_identical_and_seed_changes_both_sets(tmp_path: Path, re
     again = build_task(registry, "lidar_icp", tmp_path / "again", workers=1).path
     assert _files(again) == _files(lidar_task)
     assert tree_digest(again) == tree_digest(lidar_task)
-    other = build_task(registry, "lidar_icp", tmp_path / "other", seed=1, n_public=2, n_hidden=2).path
+    other = build_task(registry, "lidar_icp", tmp_path / "other", seed=1, n_public=2, n_hidden=2, select="random").path
     t0, t1 = load_task(lidar_task), load_task(other)
     assert {json.dumps(s.parameters, sort_keys=True) for s in t0.hidden()}.isdisjoint(
         json.dumps(s.parameters, sort_keys=True) for s in t1.hidden())

@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 from recon import Registry
-from recon.build import build_task
 from recon.validate import validate
 
 BUILTINS = ["lidar_icp", "chem_smarts", "acoustic_beamforming"]
@@ -23,12 +22,8 @@ def _harbor() -> str | None:
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry, lidar_task: Path) -> dict[str, Path]:
-    out = tmp_path_factory.mktemp("builtins")
-    tasks = {"lidar_icp": lidar_task}
-    for name in BUILTINS[1:]:
-        tasks[name] = build_task(session_registry, name, out, workers=2).path
-    return tasks
+def built(builtin_tasks: dict[str, Path]) -> dict[str, Path]:
+    return builtin_tasks
 
 
 def test_every_builtin_is_registered(session_registry: Registry) -> None:

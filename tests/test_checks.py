@@ -18,7 +18,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from recon import Registry
 from recon.checks import CHECKS, PublicOnly, cell_distance, judge_cell, param_distance
 from recon.grader import grade
 from recon.ladder import CHECK_FAMILIES, LADDER_SCHEMA, Quorum, load_ladder
@@ -172,17 +171,6 @@ HONEST: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
         ("at most 6 iterations", [("MAX_ITERATIONS = 30", "MAX_ITERATIONS = 6")]),
     ],
 }
-
-
-@pytest.fixture(scope="module")
-def builtin_tasks(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry, lidar_task: Path) -> dict[str, Path]:
-    from recon.build import build_task
-
-    out = tmp_path_factory.mktemp("rung5")
-    tasks = {"lidar_icp": lidar_task}
-    for name in BUILTINS[1:]:
-        tasks[name] = build_task(session_registry, name, out, workers=2).path
-    return tasks
 
 
 def _reference(ws: Path, task: Path) -> None:

@@ -74,7 +74,7 @@ def test_installed_script_sweeps_reproducibly(tmp_path: Path) -> None:
     exe = [str(script)] if script.exists() else [sys.executable, "-m", "recon"]
     env = {**os.environ, "RECON_SECRET": "cli-test"}
     for out in ("a", "b"):
-        subprocess.run([*exe, "sweep", "lidar_icp", "--out", str(tmp_path / out), "--public", "2", "--hidden", "1", "-q"],
+        subprocess.run([*exe, "sweep", "lidar_icp", "--out", str(tmp_path / out), "--public", "2", "--hidden", "1", "--select", "random", "-q"],
                        check=True, env=env, cwd=tmp_path)
     files_a = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())

@@ -41,7 +41,7 @@ def test_all_builds_every_builtin_and_the_manifest_digests_match(tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     # A relative --out, from the folder it is relative to (this once crashed in the manifest).
     monkeypatch.chdir(tmp_path)
-    res = CliRunner().invoke(cli, ["build", "--all", "--out", "dataset", "--public", "1", "--hidden", "1", "-q"])
+    res = CliRunner().invoke(cli, ["build", "--all", "--out", "dataset", "--public", "1", "--hidden", "1", "--select", "random", "-q"])
     assert res.exit_code == 0, res.output
     out = tmp_path / "dataset"
     manifest = read_manifest(out)

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from recon import Registry
 from recon.task import load_task
 
 # The reference solution's output with one field replaced by raw JSON text: everything
@@ -59,11 +58,8 @@ def write_attack(ws: Path, task: Path, kind: str | None, raw: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def tasks(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry, lidar_task: Path) -> dict[str, Path]:
-    from recon.build import build_task
-
-    out = tmp_path_factory.mktemp("hostile")
-    return {"lidar_icp": lidar_task, "chem_smarts": build_task(session_registry, "chem_smarts", out, workers=2).path}
+def tasks(lidar_task: Path, builtin_tasks: dict[str, Path]) -> dict[str, Path]:
+    return {"lidar_icp": lidar_task, "chem_smarts": builtin_tasks["chem_smarts"]}
 
 
 def recon_grade(task: Path, ws: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:

@@ -2,6 +2,7 @@
 determinism and keying, and the sweep spec's `select` key."""
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from pathlib import Path
 
@@ -98,8 +99,14 @@ def test_select_key_in_specs(boundary: Registry, tmp_path: Path) -> None:
     f.write_text('n_public = 4\nselect = "stress"\n')
     spec = load_spec(o, f)
     assert spec.select == "stress" and spec.to_json()["select"] == "stress"
-    assert "select" not in load_spec(o).to_json()  # random specs serialise as they always did
-    assert load_spec(o, f, select="random").select == "random"
+    assert load_spec(o).select == "stress"  # the default for an oracle with a reference
+    assert load_spec(dataclasses.replace(o, reference=None)).select == "random"  # stress needs the reference
+    script = tmp_path / "script.py"    # ... and its solve(scenario), which mutation analysis runs
+    script.write_text("import json, sys\nprint(json.dumps(json.load(sys.stdin)['parameters']))\n")
+    assert load_spec(dataclasses.replace(o, reference=script)).select == "random"
+    assert "select" not in load_spec(o, f, select="random").to_json()  # random specs serialise as they always did
+    (tmp_path / "r.toml").write_text('select = "random"\n')
+    assert load_spec(o, tmp_path / "r.toml").select == "random"
     f.write_text('select = "best"\n')
     with pytest.raises(SpecError, match="select='best'"):
         load_spec(o, f)

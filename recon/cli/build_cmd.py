@@ -29,8 +29,9 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option,
               help="Snapshot the agent's workspace this often during a Harbor trial (a sidecar the agent "
                    "cannot reach); the verifier grades every snapshot. 90s, 30m, 1h, or off.")
 @click.option("--select", "select", type=click.Choice(["random", "stress"]), default=None,
-              help="How hidden scenarios are chosen (default: the sweep spec's, else random). stress: from a keyed "
-                   "pool, the ones that kill the most mutants of the reference; public ones reveal what they test.")
+              help="How scenarios are chosen (default: the sweep spec's, else stress when the oracle has a reference). "
+                   "stress: hidden ones from a keyed pool, those that kill the most mutants of the reference, and "
+                   "public ones that reveal what they test (minutes; kept for the next build); random: drawn.")
 @click.option("--dataset-name", default="recon", show_default=True,
               help="With --all: the dataset's name in OUT/registry.json (harbor run -d NAME@VERSION).")
 @click.option("--dataset-version", default=None, help="With --all: its version (default: recon's version).")

@@ -30,7 +30,7 @@ from ._common import info, load_registry, plugin_option, quiet_option, sweep_opt
 @click.option("--operator", "operators", multiple=True,
               help="Only these mutation operators (repeatable; see --json for the list).")
 @click.option("--select", type=click.Choice(["random", "stress"]),
-              help="Scenario selection of an oracle NAME (default: its spec's, random).")
+              help="Scenario selection of an oracle NAME (default: its spec's, else stress when it has a reference).")
 @click.option("--fail-under", type=click.FloatRange(0.0, 1.0),
               help="Exit 1 when hidden + probes kill less than this share of the non-equivalent mutants.")
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")

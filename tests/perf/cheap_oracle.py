@@ -7,7 +7,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from recon import Choice, Exact, Float, Int, Integer, Number, Seed, Text, oracle
+from recon import Choice, Float, Int, Integer, Number, Seed, Text, oracle
 
 _spec = importlib.util.spec_from_file_location("cheap_reference", Path(__file__).with_name("cheap_reference.py"))
 assert _spec is not None and _spec.loader is not None
