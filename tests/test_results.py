@@ -4,8 +4,8 @@ A small study (4 models x 5 tasks) is written in Harbor 0.26's file formats by t
 benchmark's writer (tests/perf/bench_results.py) from a real recon grading, with one trial
 of each way a trial can fail; every number `recon results` reports is checked against the
 writer's own record of what it wrote, computed here independently. The formats are
-checked against Harbor's own pydantic models when Harbor is installed, and a test marked
-``docker`` runs the whole loop with Harbor on a real engine.
+checked against Harbor's own pydantic models when Harbor is installed. The whole loop
+(build --all, `harbor run -d` on a real engine, `recon results`) is in tests/test_harbor.py.
 """
 from __future__ import annotations
 
@@ -14,7 +14,6 @@ import dataclasses
 import importlib.util
 import io
 import json
-import math
 import os
 import shutil
 import struct
@@ -416,62 +415,3 @@ def test_the_study_files_are_harbor_documents(study: tuple[Path, list[dict]], tm
         (redone / "result.json").write_text((out / f"{r['job']}__{r['trial']}.json").read_text())
         a, b = read_trial(r["dir"], r["job"]), read_trial(redone, r["job"])
         assert dataclasses.replace(a, path=b.path) == b, r["kind"]
-
-
-# ---------------------------------------------------------------------------------- the loop
-def _docker_ready() -> bool:
-    try:
-        from recon.runtimes.docker import engine_available
-    except ImportError:  # pragma: no cover - docker extra missing
-        return False
-    return bool(engine_available())
-
-
-def _harbor() -> str | None:
-    for cand in (os.environ.get("RECON_HARBOR"), "/opt/harbor-venv/bin/harbor", shutil.which("harbor")):
-        if cand and Path(cand).is_file():
-            return cand
-    return None
-
-
-@pytest.mark.docker
-@pytest.mark.skipif(_harbor() is None, reason="Harbor is not installed (see .ci/run)")
-@pytest.mark.skipif(not _docker_ready(), reason="no Docker engine answered")
-def test_harbor_runs_the_registry_and_recon_reads_the_job(tmp_path: Path) -> None:
-    """build -> registry.json -> `harbor run -d recon@VERSION --registry-path ... -a oracle`
-    on docker -> `recon results`: the oracle scores 1.0 on every task."""
-    from recon import Registry, __version__
-    from recon.dataset import build_all, write_manifest, write_registry
-
-    # The cheap test oracle, with a toolkit (an agent image needs something to pip install).
-    plugin = tmp_path / "plugin" / "cheap_oracle.py"
-    plugin.parent.mkdir()
-    text = (HERE / "perf" / "cheap_oracle.py").read_text()
-    assert "toolkit=[]" in text
-    plugin.write_text(text.replace("toolkit=[]", 'toolkit=["click"]'))
-    shutil.copy(HERE / "perf" / "cheap_reference.py", plugin.parent)
-    reg = Registry()
-    reg.load_plugin_file(plugin)
-    entries = build_all(reg, tmp_path / "ds", workers=2)
-    write_manifest(tmp_path / "ds", entries)
-    # Offline, Harbor's docker environment supports only public networking (its no-network
-    # mode needs images from Docker Hub): run a copy whose tasks allow the network.
-    public = tmp_path / "ds_public"
-    shutil.copytree(tmp_path / "ds", public)
-    for e in entries:
-        toml = public / e.name / "task.toml"
-        toml.write_text(toml.read_text().replace('network_mode = "no-network"', 'network_mode = "public"'))
-    registry = write_registry(public, [dataclasses.replace(e, path=public / e.name) for e in entries])
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV")}
-    proc = subprocess.run([_harbor(), "run", "-d", f"recon@{__version__}", "--registry-path", str(registry),  # type: ignore[list-item]
-                           "-a", "oracle", "-e", "docker", "-o", str(tmp_path / "jobs")],
-                          capture_output=True, text=True, env=env, cwd=tmp_path / "plugin", timeout=1800)
-    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    rep = write_results([tmp_path / "jobs"], tmp_path / "results", figures=False)
-    ov = rep.doc["overall"]
-    logs = "\n".join(p.read_text()[-1500:] for p in sorted((tmp_path / "jobs").glob("*/*/verifier/test-stdout.txt")))
-    assert (ov["trials"], ov["scored"], ov["failed"], ov["missing"]) == (len(entries), len(entries), 0, 0), logs
-    assert ov["dense_mean"] == 1.0 and ov["binary_mean"] == 1.0 and ov["strict_passes"] == len(entries), logs
-    assert {t["task"] for t in rep.doc["trials"]} == {f"recon/{e.name}" for e in entries}
-    assert all(t["rung"] == 6 and t["reward_source"] == "grading.json" for t in rep.doc["trials"])
-    assert math.isclose(rep.doc["models"][0]["dense_mean"], 1.0)
