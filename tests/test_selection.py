@@ -61,7 +61,9 @@ def test_maximin_fill_spreads() -> None:
     assert maximin_fill(points, [], list(points), 2) == [0, 10]
 
 
-def test_stress_kills_at_least_as_many_as_random_on_the_same_pool(boundary: Registry) -> None:
+def test_stress_kills_at_least_as_many_as_random_on_the_same_pool(boundary: Registry, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECON_HOME", str(tmp_path))   # no selection kept by an earlier test: time it
     reports = compare_selections("boundary_demo", registry=boundary, secret="one", pool_size=16, search_examples=12,
                                  nonces=1, workers=2, max_per_line=4)
     random_, stress = reports["random"], reports["stress"]
