@@ -58,6 +58,17 @@ def escape(value: Any) -> str:
     return html.escape(str(value), quote=True)
 
 
+def duration(seconds: float | None) -> str:
+    """A time span for a table cell: "-", "45 s", "12 min" or "1.25 h"."""
+    if seconds is None:
+        return "-"
+    if seconds >= 3600:
+        return f"{seconds / 3600:.2f} h"
+    if seconds >= 120:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds:.0f} s"
+
+
 def new_figure(height: int = FIGURE_HEIGHT, width: int = FIGURE_WIDTH) -> Any:
     """A matplotlib figure of ``width`` x ``height`` pixels (no pyplot, no display)."""
     from matplotlib.figure import Figure as MplFigure  # noqa: PLC0415 - lazy: never at `recon --help`

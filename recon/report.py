@@ -30,7 +30,7 @@ from typing import Any, Callable, Iterable
 
 from . import __version__
 from ._plot import (BINARY_COLOR, CSS, DENSE_COLOR, FIGURE_HEIGHT, Figure, FIGURE_WIDTH, RUNG_NAMES, SOFT_PASS,
-                    escape as _e, new_figure as _new_figure, palette as _task_colors, rung_ticklabels as _rung_ticklabels,
+                    duration as _duration, escape as _e, new_figure as _new_figure, palette as _task_colors, rung_ticklabels as _rung_ticklabels,
                     save_png as _save)
 from .errors import UsageError
 from .history import HistoryError, parse_time, read as read_history, record_of, series
@@ -371,16 +371,6 @@ def _draw_over_time(subs: list[Submission], path: Path) -> None:
 
 
 # -- the page ----------------------------------------------------------------------------
-def _fmt_elapsed(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.1f} h"
-    if seconds >= 120:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds:.0f} s"
-
-
 def _submission_rows(subs: list[Submission]) -> str:
     rows = []
     for s in subs:
@@ -411,9 +401,9 @@ def _series_rows(subs: list[Submission]) -> str:
         rows.append(
             "<tr>"
             f"<td>{_e(_task_name(s.task))}</td><td title=\"{_e(s.workspace)}\">{_e(s.label)}</td>"
-            f"<td class=\"num\">{len(rs)}</td><td class=\"num\">{_fmt_elapsed(s.elapsed()[-1])}</td>"
+            f"<td class=\"num\">{len(rs)}</td><td class=\"num\">{_duration(s.elapsed()[-1])}</td>"
             f"<td class=\"num\">{rs[0]:.4f}</td><td class=\"num\">{rs[-1]:.4f}</td><td class=\"num\">{max(rs):.4f}</td>"
-            f"<td class=\"num\">{s.regressions()}</td><td class=\"num\">{_fmt_elapsed(s.first_pass())}</td>"
+            f"<td class=\"num\">{s.regressions()}</td><td class=\"num\">{_duration(s.first_pass())}</td>"
             "</tr>")
     head = ("<tr><th>task</th><th>submission</th><th>checkpoints</th><th>span</th><th>first R</th><th>last R</th>"
             "<th>best R</th><th>regressions</th><th>first full pass</th></tr>")

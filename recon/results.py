@@ -48,7 +48,7 @@ from typing import Any, Callable, Iterable
 from . import __version__, canonjson
 from ._harborjobs import Checkpoint, Loaded, Trial, load_trials
 from ._plot import (BINARY_COLOR, CSS, DENSE_COLOR, FIGURE_HEIGHT, FIGURE_WIDTH, RUNG_NAMES, SOFT_PASS, Figure,
-                    escape as _e, new_figure, palette, save_png, strip_spines)
+                    duration as _duration, escape as _e, new_figure, palette, save_png, strip_spines)
 from .errors import UsageError
 
 __all__ = ["write_results", "summarize", "ResultsReport", "RESULTS_SCHEMA", "CSV_FILES", "FIGURES", "EARLY_SECONDS",
@@ -529,16 +529,6 @@ def _f(v: Any, nd: int = 3) -> str:
     return "-" if v is None else f"{v:.{nd}f}"
 
 
-def _dur(seconds: float | None) -> str:
-    if seconds is None:
-        return "-"
-    if seconds >= 3600:
-        return f"{seconds / 3600:.2f} h"
-    if seconds >= 120:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds:.0f} s"
-
-
 def _table(head: list[str], rows: list[list[str]], num: set[int] | None = None) -> str:
     num = num or set()
     h = "".join(f"<th>{_e(c)}</th>" for c in head)
@@ -596,7 +586,7 @@ def _page(doc: dict[str, Any], title: str, figures: list[Figure], loaded: Loaded
                      f"{r['failed']} ({r['failed_zero']} as 0)", str(r["missing"]),
                      f"<b>{_f(r['dense_mean'])}</b>", "-" if not ci else f"{ci[0]:.3f}&ndash;{ci[1]:.3f}",
                      str(r["soft_passes"]), str(r["strict_passes"]), _f(r["binary_mean"]),
-                     _f(r["dense_at_early"]), str(r["solves"]), _dur(r["median_solve_seconds"]),
+                     _f(r["dense_at_early"]), str(r["solves"]), _duration(r["median_solve_seconds"]),
                      str(r["solves_after_early"]), str(r["regressing_trials"])])
     parts.append(_table(["model", "trials", "scored", "failed", "missing", "dense mean R", "95 % interval",
                          f"soft (R ≥ {soft:g})", "strict (R = 1)", "binary mean", f"R at {early_h}", "solves",
@@ -634,9 +624,9 @@ def _page(doc: dict[str, Any], title: str, figures: list[Figure], loaded: Loaded
     solves = doc["solves"]
     if solves:
         parts.append(f"<p class=\"meta\">{ov['solves']} solve(s); {ov['solves_after_early']} of them after "
-                     f"{early_h}; median {_dur(ov['median_solve_seconds'])}. Full list in solves.csv.</p>")
-        rows = [[_e(s["model"]), _e(s["task"]), _e(f"{s['job']}/{s['trial']}"), _dur(s["soft_seconds"]),
-                 _dur(s["full_seconds"])] for s in sorted(solves, key=lambda s: (s["soft_seconds"] is None,
+                     f"{early_h}; median {_duration(ov['median_solve_seconds'])}. Full list in solves.csv.</p>")
+        rows = [[_e(s["model"]), _e(s["task"]), _e(f"{s['job']}/{s['trial']}"), _duration(s["soft_seconds"]),
+                 _duration(s["full_seconds"])] for s in sorted(solves, key=lambda s: (s["soft_seconds"] is None,
                                                                                s["soft_seconds"] or 0.0,
                                                                                s["model"], s["task"]))[:HTML_ROW_CAP]]
         parts.append(_table(["model", "task", "trial", f"first R ≥ {soft:g}", "first full pass"], rows, {3, 4}))
@@ -649,7 +639,7 @@ def _page(doc: dict[str, Any], title: str, figures: list[Figure], loaded: Loaded
         parts.append(f"<p class=\"meta\">{len(regs)} drop(s) in {ov['regressing_trials']} trial(s); largest first"
                      f"{' (the first ' + str(HTML_ROW_CAP) + '; all in regressions.csv)' if len(regs) > HTML_ROW_CAP else ''}.</p>")
         rows = [[_e(r["model"]), _e(r["task"]), _e(f"{r['job']}/{r['trial']}"),
-                 f"{_dur(r['t_before'])}: {_f(r['reward_before'])}", f"{_dur(r['t_after'])}: {_f(r['reward_after'])}",
+                 f"{_duration(r['t_before'])}: {_f(r['reward_before'])}", f"{_duration(r['t_after'])}: {_f(r['reward_after'])}",
                  _f(r["drop"]), _f(r["final_reward"])]
                 for r in sorted(regs, key=lambda r: (-r["drop"], r["model"], r["task"], r["trial"]))[:HTML_ROW_CAP]]
         parts.append(_table(["model", "task", "trial", "before", "after", "drop", "final R"], rows, {5, 6}))
