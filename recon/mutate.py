@@ -293,6 +293,18 @@ class Engine:
         """Scenarios that killed the most mutants so far first (stable otherwise)."""
         return sorted(indices, key=lambda i: -self.kill_counts.get(i, 0))
 
+    @staticmethod
+    def new_scenarios(hits: dict[int, dict[str, Any]], taken: set[str], prefix: str, start: int = 1) -> list[Scenario]:
+        """The scenarios :meth:`search` found (``hits``), named ``prefix_N`` from ``start``,
+        without those whose key is in ``taken`` or repeats (``taken`` grows with them)."""
+        new: list[Scenario] = []
+        for mid in sorted(hits):
+            sc = Scenario(f"{prefix}_{start + len(new)}", hits[mid]["params"])
+            if sc.key() not in taken:
+                taken.add(sc.key())
+                new.append(sc)
+        return new
+
     def search(self, mutants: Sequence[Mutant], *, examples: int, seed: int = 0,
                spec: SweepSpec | None = None) -> dict[int, dict[str, Any]]:
         """Targeted search for a killing scenario, one hypothesis run per mutant (in
@@ -804,13 +816,8 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
             batch, queue = queue[:eng.n_workers], queue[eng.n_workers:]
             searched.update(m.id for m in batch)
             hits = eng.search(batch, examples=search_examples, seed=pool_seed, spec=spec)
-            new: list[Scenario] = []
             known = {eng.cases[i].scenario.key() for i in found_idx}
-            for mid in sorted(hits):
-                sc = Scenario(f"found_{len(found_idx) + len(new) + 1}", hits[mid]["params"])
-                if sc.key() not in known:
-                    known.add(sc.key())
-                    new.append(sc)
+            new = eng.new_scenarios(hits, known, "found", start=len(found_idx) + 1)
             if new:
                 idx = eng.add_scenarios(new, "found")
                 eng.generate()

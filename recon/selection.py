@@ -268,12 +268,7 @@ def stress_selection(
             residual = [m for m in must if m.id in uncovered]
             hits = eng.search(residual, examples=search_examples, seed=spec.seed, spec=spec)
             taken = {eng.cases[c].scenario.key() for c in [*cands, *H]}
-            found: list[Scenario] = []
-            for mid in sorted(hits):
-                sc = Scenario(f"public_found_{len(found) + 1}", hits[mid]["params"])
-                if sc.key() not in taken:
-                    taken.add(sc.key())
-                    found.append(sc)
+            found = eng.new_scenarios(hits, taken, "public_found")
             if found:
                 extra_pool += found
                 F = eng.add_scenarios(found, "public-candidates")
