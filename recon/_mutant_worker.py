@@ -745,13 +745,17 @@ class WorkerPool:
         why = f"killed by signal {-code}" if code is not None and code < 0 else f"exit code {code}"
         return f"crashed the worker ({why})"
 
-    def _died(self, w: _Worker, why: str) -> None:
-        task, unit = w.task, w.unit
+    @staticmethod
+    def _kill(w: _Worker, wait: float) -> None:
         try:
             os.kill(w.process.pid, signal.SIGKILL)
         except OSError:
             pass
-        w.process.join(5.0)
+        w.process.join(wait)
+
+    def _died(self, w: _Worker, why: str) -> None:
+        task, unit = w.task, w.unit
+        self._kill(w, 5.0)
         w.conn.close()
         self.restarts += 1
         fresh = self._start()
@@ -768,11 +772,7 @@ class WorkerPool:
         for w in self.workers:
             w.process.join(2.0)
             if w.process.is_alive():
-                try:
-                    os.kill(w.process.pid, signal.SIGKILL)
-                except OSError:
-                    pass
-                w.process.join(2.0)
+                self._kill(w, 2.0)
             w.conn.close()
 
     def __enter__(self) -> "WorkerPool":
