@@ -16,6 +16,13 @@ forked again and the unit it was running counts as killed by the contract. Worke
 stream one message per unit (a scenario, a search example), so the parent always
 knows what was running when a worker died.
 
+A timeout or a worker death may be the machine's doing (other jobs sharing the cores, a
+kernel out-of-memory kill), not the mutant's, and a single spurious kill turns an
+equivalent mutant into a "survivor" the hidden set is blamed for missing. Such a kill
+counts only when it repeats: the unit runs once more, given ``CONFIRM_FACTOR`` times as
+long, and the second run's verdict is the one recorded. A Python exception is
+deterministic and counts at once.
+
 Parent side: :class:`WorkerPool` with :meth:`WorkerPool.submit` and
 :meth:`WorkerPool.drain` (an event loop over the workers' pipes and process sentinels).
 """
@@ -43,11 +50,15 @@ from ._pool import DEVIATION_CAP, deviation
 from .errors import OracleRunError, ReconError
 from .oracle import Oracle
 
-__all__ = ["Case", "Verdict", "WorkerConfig", "WorkerPool", "Task", "SURVIVED", "VALUE", "CONTRACT", "judge"]
+__all__ = ["Case", "Verdict", "WorkerConfig", "WorkerPool", "Task", "SURVIVED", "VALUE", "CONTRACT", "CONFIRM_FACTOR",
+           "judge", "is_timeout"]
 
 SURVIVED, VALUE, CONTRACT = "survived", "value", "contract"
 REPLAYED = "not infected (its function returned the same)"
+TIMED_OUT = "timed out after"
+WATCHDOG = "timed out (killed by the watchdog)"
 GRACE = 2.0            # seconds the watchdog waits beyond a unit's own alarm (a C call may not see it)
+CONFIRM_FACTOR = 3.0   # a timeout or worker death is confirmed by a run given this many times as long
 
 
 @dataclass(frozen=True)
@@ -98,6 +109,10 @@ class _Timeout(BaseException):
 class _Found(BaseException):
     """Ends a hypothesis search at its first kill (not an Exception: hypothesis lets it
     through at once instead of shrinking and replaying)."""
+
+
+class _OutOfTime(BaseException):
+    """Ends a search when the analysis' deadline has passed (the mutant stays undecided)."""
 
 
 def _on_alarm(signum: int, frame: Any) -> None:
@@ -173,7 +188,7 @@ class _Runner:
                     sys.settrace(None)
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except _Timeout:
-            problem = f"timed out after {timeout:.1f} s"
+            problem = f"{TIMED_OUT} {timeout:.1f} s"
         except MemoryError:
             problem = "ran out of memory"
         except RecursionError:
@@ -453,19 +468,36 @@ def _gen(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
             "calls": calls, "ref_status": ref[0], "ref_detail": ref[1]}
 
 
+def is_timeout(problem: str) -> bool:
+    """Whether a contract problem is a time limit (which the machine's load can cause)."""
+    return problem.startswith(TIMED_OUT) or problem.startswith(WATCHDOG)
+
+
 def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig, runner: _Runner) -> None:
     code = compile(payload["source"], config.reference_path, "exec", dont_inherit=True)
     stop_after = int(payload["stop_after"])  # 0: run every case; k: stop at the k-th kill
     kills = 0
     scope = payload.get("scope") or ""
+    patient = set(payload.get("patient", ()))  # cases a worker died on: confirm with more time
+    deadline = payload.get("deadline")        # wall-clock epoch after which no case starts
     for case in payload["cases"]:
-        conn.send(("at", task_id, case.index, case.timeout))
+        if deadline is not None and time.time() >= deadline:
+            break
+        limit = case.timeout * CONFIRM_FACTOR if case.index in patient else case.timeout
+        conn.send(("at", task_id, case.index, limit))
         if scope and case.calls is not None:
             t0 = time.perf_counter()
             if _replay_same(code, scope, case, config):
                 conn.send(("unit", task_id, Verdict(case.index, SURVIVED, REPLAYED, 0.0, time.perf_counter() - t0)))
                 continue
-        value, problem, seconds = runner.call(code, case.document, case.timeout)
+        value, problem, seconds = runner.call(code, case.document, limit)
+        if problem is not None and is_timeout(problem) and case.index not in patient:
+            # a timeout counts only when it repeats with more time (see the module docstring)
+            limit = case.timeout * CONFIRM_FACTOR
+            conn.send(("at", task_id, case.index, limit))
+            value, problem, seconds = runner.call(code, case.document, limit)
+            if problem is not None and is_timeout(problem):
+                problem = f"{problem} (twice: the second run was given {limit:.1f} s)"
         if problem is not None:
             v = Verdict(case.index, CONTRACT, problem, DEVIATION_CAP, seconds)
         else:
@@ -542,13 +574,17 @@ def _search(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConf
     timeout = float(payload["timeout"])
     axes = payload["axes"]
     budget = int(payload["examples"])
+    deadline = payload.get("deadline")   # wall-clock epoch after which no example starts
     found: dict[str, Any] = {}
     tried: list[tuple[float, dict[str, Any]]] = []
     scratch = Path(tempfile.mkdtemp(prefix="recon-search-", dir=payload.get("dir")))
+    stopped = False
 
     def evaluate(params: dict[str, Any]) -> dict[str, float] | None:
         """Per-field deviations of the mutant on ``params`` (None: the oracle refused
-        them); raises _Found on a kill."""
+        them); raises _Found on a kill, _OutOfTime past the deadline."""
+        if deadline is not None and time.time() >= deadline:
+            raise _OutOfTime()
         n = len(tried) + 1
         d = scratch / f"s{n}"
         conn.send(("at", task_id, params, float(oracle.timeout) + timeout))
@@ -619,10 +655,13 @@ def _search(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConf
         climb()
     except _Found:
         pass
+    except _OutOfTime:
+        stopped = True
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     best = max((dev for dev, _ in tried), default=0.0)
-    return {"found": found or None, "examples": len(tried) + (1 if found else 0), "best_deviation": best}
+    return {"found": found or None, "examples": len(tried) + (1 if found else 0), "best_deviation": best,
+            "stopped": stopped}
 
 
 # --------------------------------------------------------------------------- parent side
@@ -708,7 +747,7 @@ class WorkerPool:
             now = time.monotonic()
             for w in self.workers:
                 if w.task is not None and now > w.deadline:
-                    self._died(w, "timed out (killed by the watchdog)")
+                    self._died(w, WATCHDOG)
             if self.on_tick is not None and now - self._last_tick >= self.tick_seconds:
                 self._last_tick = now
                 self.on_tick()

@@ -42,7 +42,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from . import canonjson
-from ._mutant_worker import CONTRACT, REPLAYED, SURVIVED, VALUE, Case, Task, Verdict, WorkerConfig, WorkerPool
+from ._mutant_worker import (CONFIRM_FACTOR, CONTRACT, REPLAYED, SURVIVED, VALUE, Case, Task, Verdict, WorkerConfig,
+                             WorkerPool)
 from ._mutants import Mutant, MutantSet, generate_mutants, instrument
 from .errors import OracleRunError, UsageError
 from .oracle import Oracle
@@ -118,6 +119,7 @@ class Engine:
         self.n_workers = max(1, workers or os.cpu_count() or 1)
         self.pruned = 0
         self.replayed = 0
+        self.cut_short: set[int] = set()   # mutants whose search the deadline stopped
         try:
             instrumented: str | None = instrument(self.source)
         except Exception:  # noqa: BLE001 - no infection data: every run happens, nothing is wrong
@@ -168,6 +170,11 @@ class Engine:
         self.pool.drain()
         self._pending_gen.clear()
 
+    def generation_estimate(self, n: int) -> float:
+        """Seconds that generating ``n`` more scenarios should take (from those so far)."""
+        done = [pc.oracle_seconds + pc.ref_seconds for pc in self.cases if pc.case is not None]
+        return n * (sum(done) / len(done)) / self.n_workers if done else 0.0
+
     def usable(self, indices: Iterable[int]) -> list[int]:
         """Generated scenarios on which the unmutated reference reproduces the truth."""
         return [i for i in indices if self.cases[i].case is not None and self.cases[i].ref_ok]
@@ -205,12 +212,15 @@ class Engine:
         return {i for i in indices if (v := self.verdicts.get((mid, i))) is not None and v.killed}
 
     def evaluate(self, requests: Iterable[tuple[Mutant, Sequence[int]]], *, stop_after: int = 1,
-                 order: Callable[[list[int]], list[int]] | None = None) -> None:
+                 order: Callable[[list[int]], list[int]] | None = None, deadline: float | None = None) -> None:
         """Run each mutant on its scenarios (skipping pairs already known). A mutant
         stops at its ``stop_after``-th kill among them (0: runs them all). ``order`` may
-        reorder the remaining scenarios when a task is dispatched (kills first)."""
+        reorder the remaining scenarios when a task is dispatched (kills first). No run
+        starts after ``deadline`` (a ``time.perf_counter()`` value): pairs left unrun
+        stay unknown (:meth:`killed_by` gives None for them)."""
+        epoch = None if deadline is None else time.time() + (deadline - time.perf_counter())
         for mutant, indices in requests:
-            self._submit_run(mutant, list(indices), stop_after, order)
+            self._submit_run(mutant, list(indices), stop_after, order, epoch=epoch)
         self.pool.drain()
 
     def _enough(self, mid: int, indices: Sequence[int], stop_after: int) -> bool:
@@ -227,8 +237,9 @@ class Engine:
         return n
 
     def _submit_run(self, mutant: Mutant, indices: list[int], stop_after: int,
-                    order: Callable[[list[int]], list[int]] | None, front: bool = False) -> None:
-        if self._enough(mutant.id, indices, stop_after):
+                    order: Callable[[list[int]], list[int]] | None, front: bool = False,
+                    epoch: float | None = None, patient: frozenset[int] = frozenset()) -> None:
+        if self._enough(mutant.id, indices, stop_after) or (epoch is not None and time.time() >= epoch):
             return
         todo = [i for i in self.usable(indices) if (mutant.id, i) not in self.verdicts]
         todo = [i for i in todo if not self._prune(mutant, i)]
@@ -240,12 +251,13 @@ class Engine:
             # meanwhile: kills found elsewhere, and which scenarios kill most (tried first).
             rest = [i for i in todo if (mutant.id, i) not in self.verdicts]
             need = stop_after - self._kill_count(mutant.id, indices, stop_after) if stop_after else 0
-            if stop_after and need <= 0:
+            if (stop_after and need <= 0) or (epoch is not None and time.time() >= epoch):
                 rest = []
             if order is not None:
                 rest = order(rest)
             return {"mutant": mutant.id, "source": mutant.source, "cases": [self.cases[i].case for i in rest],
-                    "stop_after": max(need, 0), "scope": mutant.scope}
+                    "stop_after": max(need, 0), "scope": mutant.scope, "deadline": epoch,
+                    "patient": sorted(patient & set(rest))}
 
         def unit(task: Task, v: Verdict) -> None:
             self._record(mutant.id, v)
@@ -254,12 +266,18 @@ class Engine:
             if isinstance(result, dict) and "died" in result:
                 at = result.get("unit")
                 if isinstance(at, int):
-                    self._record(mutant.id, Verdict(at, CONTRACT, result["died"], 1e9, 0.0))
+                    again = set(patient)
+                    if at in patient:   # it died again, given more time: a kill
+                        self._record(mutant.id, Verdict(at, CONTRACT, f"{result['died']} (twice: the second "
+                                                        f"time given {CONFIRM_FACTOR:g}x as long)", 1e9, 0.0))
+                    else:               # the machine's doing, or the mutant's? run it once more
+                        again.add(at)
                     rest = [i for i in todo if (mutant.id, i) not in self.verdicts]
                     if rest and not self._enough(mutant.id, indices, stop_after):
-                        self._submit_run(mutant, rest, stop_after, None, front=True)
+                        self._submit_run(mutant, rest, stop_after, None, front=True, epoch=epoch,
+                                         patient=frozenset(again))
                 else:  # pragma: no cover - died before its first unit: retry once from the start
-                    self._submit_run(mutant, todo, stop_after, None, front=True)
+                    self._submit_run(mutant, todo, stop_after, None, front=True, epoch=epoch, patient=patient)
 
         self.pool.submit(Task("run", {}, done, unit, prepare), front=front)
 
@@ -306,22 +324,27 @@ class Engine:
         return new
 
     def search(self, mutants: Sequence[Mutant], *, examples: int, seed: int = 0,
-               spec: SweepSpec | None = None) -> dict[int, dict[str, Any]]:
+               spec: SweepSpec | None = None, deadline: float | None = None) -> dict[int, dict[str, Any]]:
         """Targeted search for a killing scenario, one hypothesis run per mutant (in
-        parallel). Returns mutant id -> {"params", "status", "detail"} for those found."""
+        parallel). Returns mutant id -> {"params", "status", "detail"} for those found.
+        A search still running at ``deadline`` (a ``time.perf_counter()`` value) stops;
+        its mutant joins ``self.cut_short``."""
         _need("hypothesis", "the targeted search", "or pass --search 0")
         axes = effective_axes(self.oracle, spec or SweepSpec())
+        epoch = None if deadline is None else time.time() + (deadline - time.perf_counter())
         found: dict[int, dict[str, Any]] = {}
         for m in mutants:
             timeout = max((pc.case.timeout for pc in self.cases if pc.case is not None), default=MIN_TIMEOUT)
             payload = {"mutant": m.id, "source": m.source, "examples": examples, "seed": seed * 1_000_003 + m.id,
-                       "axes": axes, "timeout": timeout, "dir": str(self.scratch)}
+                       "axes": axes, "timeout": timeout, "dir": str(self.scratch), "deadline": epoch}
 
             def done(task: Task, result: Any, m: Mutant = m) -> None:
                 if "died" in result:
                     if isinstance(result.get("unit"), dict):
                         found[m.id] = {"params": result["unit"], "status": CONTRACT, "detail": result["died"]}
                     return
+                if result.get("stopped"):
+                    self.cut_short.add(m.id)
                 if result["found"]:
                     found[m.id] = result["found"]
 
@@ -795,11 +818,11 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         say(f"{len(rest)} mutants survive the task's scenarios; running them on a pool of up to {len(pool_all)}")
         used = 0  # pool scenarios the survivors actually ran on
         while alive and time.perf_counter() < deadline:
-            eng.evaluate([(m, pool) for m in alive], order=eng.by_kills)
+            eng.evaluate([(m, pool) for m in alive], order=eng.by_kills, deadline=deadline)
             used = len(pool)
             alive = [m for m in alive if not eng.killed_by(m.id, pool)]
-            if not alive or len(pool) >= len(pool_all) or time.perf_counter() >= deadline:
-                break
+            if not alive or len(pool) >= len(pool_all) or time.perf_counter() + eng.generation_estimate(chunk) >= deadline:
+                break  # (a chunk that could not be generated in time would not be run either)
             pool += eng.add_scenarios(pool_all[len(pool):len(pool) + chunk], "pool")
             eng.generate()
         if not rest:
@@ -814,8 +837,8 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
             say(f"{len(queue)} survive the pool; searching for killing scenarios ({search_examples} examples each)")
         while search_examples and queue and time.perf_counter() < deadline:
             batch, queue = queue[:eng.n_workers], queue[eng.n_workers:]
-            searched.update(m.id for m in batch)
-            hits = eng.search(batch, examples=search_examples, seed=pool_seed, spec=spec)
+            hits = eng.search(batch, examples=search_examples, seed=pool_seed, spec=spec, deadline=deadline)
+            searched.update(m.id for m in batch if m.id not in eng.cut_short)
             known = {eng.cases[i].scenario.key() for i in found_idx}
             new = eng.new_scenarios(hits, known, "found", start=len(found_idx) + 1)
             if new:
@@ -823,7 +846,7 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
                 eng.generate()
                 found_idx += idx
                 # a scenario found for one mutant often kills others: try it on every survivor
-                eng.evaluate([(m, found_idx) for m in [*batch, *queue]])
+                eng.evaluate([(m, found_idx) for m in [*batch, *queue]], deadline=deadline)
                 queue = [m for m in queue if not eng.killed_by(m.id, found_idx)]
         decided = {m.id for m in alive if full_pool and (m.id in searched or not search_examples)}
         undecided = [m for m in alive if m.id not in decided and not eng.killed_by(m.id, found_idx)]

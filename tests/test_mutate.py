@@ -274,11 +274,83 @@ def test_worker_crash_and_bad_output_count_as_contract_kills(boundary: Registry)
             verdicts = [eng.verdicts[(m.id, i)] for i in idx]
             assert all(v.status == CONTRACT for v in verdicts), verdicts
         assert "crashed the worker" in eng.verdicts[(crash.id, idx[0])].detail
-        assert eng.pool.restarts == len(idx)
+        assert "twice" in eng.verdicts[(crash.id, idx[0])].detail
+        assert eng.pool.restarts == 2 * len(idx)   # each death is confirmed by a second run
         # the pool still works after the crashes
         original = dataclasses.replace(base, id=9004, reach=(), weak=None, source=REFERENCE)
         eng.evaluate([(original, idx)], stop_after=0)
         assert all(eng.verdicts[(9004, i)].status == SURVIVED for i in idx)
+
+
+def _once_then(tmp: Path, first: str) -> str:
+    """A solve() that does ``first`` on its first call per scenario (a marker file per
+    scenario in ``tmp``), then computes the reference's answer: a fault that does not repeat."""
+    head = REFERENCE.split("def main")[0].replace("def solve(", "def reference_solve(")
+    return head + textwrap.dedent(f'''
+        import hashlib, os, signal, time
+        from pathlib import Path
+
+
+        def solve(scenario):
+            key = hashlib.sha256(json.dumps(scenario["parameters"], sort_keys=True).encode()).hexdigest()
+            marker = Path({str(tmp)!r}) / key
+            if not marker.exists():
+                marker.write_text("")
+                {first}
+            return reference_solve(scenario)
+        ''')
+
+
+def test_a_timeout_or_a_worker_death_counts_only_when_it_repeats(boundary: Registry, tmp_path: Path) -> None:
+    """A busy machine can time out or kill a correct run once; that must not make an
+    equivalent mutant look killed. A fault that repeats with more time is a kill."""
+    import dataclasses
+
+    from recon._mutant_worker import CONFIRM_FACTOR
+
+    o = boundary.get("boundary_demo")
+    from recon.sweep import SweepSpec, pool_scenarios
+
+    with Engine(o, workers=2) as eng:
+        idx = eng.add_scenarios(pool_scenarios(o, SweepSpec(), 3), "pool")
+        eng.generate()
+        limit = max(eng.cases[i].case.timeout for i in idx)
+        assert limit * CONFIRM_FACTOR > limit + 0.6
+        base = eng.make_mutants(max_per_line=1)[0]
+        (tmp_path / "slow").mkdir()
+        (tmp_path / "kill").mkdir()
+        slow_once = dataclasses.replace(base, id=9101, reach=(), weak=None,
+                                        source=_once_then(tmp_path / "slow", f"time.sleep({limit + 0.3})"))
+        killed_once = dataclasses.replace(base, id=9102, reach=(), weak=None,
+                                          source=_once_then(tmp_path / "kill", "os.kill(os.getpid(), signal.SIGKILL)"))
+        loops = dataclasses.replace(base, id=9103, reach=(), weak=None,
+                                    source="def solve(s):\n    while True:\n        pass\n")
+        eng.evaluate([(slow_once, idx), (killed_once, idx), (loops, idx[:1])], stop_after=0)
+        for m in (slow_once, killed_once):
+            verdicts = [eng.verdicts[(m.id, i)] for i in idx]
+            assert all(v.status == SURVIVED for v in verdicts), verdicts
+        assert len(list((tmp_path / "slow").iterdir())) == len(idx)   # each did time out once
+        assert eng.pool.restarts == len(idx)                             # and each worker death was retried
+        v = eng.verdicts[(loops.id, idx[0])]
+        assert v.status == CONTRACT and "timed out" in v.detail and "twice" in v.detail
+
+
+def test_no_run_starts_after_the_deadline(boundary: Registry) -> None:
+    import time
+
+    o = boundary.get("boundary_demo")
+    from recon.sweep import SweepSpec, pool_scenarios
+
+    with Engine(o, workers=1) as eng:
+        idx = eng.add_scenarios(pool_scenarios(o, SweepSpec(), 4), "pool")
+        eng.generate()
+        mutants = eng.make_mutants(max_per_line=1)[:3]
+        eng.evaluate([(m, idx) for m in mutants], deadline=time.perf_counter() - 1.0)
+        assert eng.runs == 0 and all(eng.killed_by(m.id, idx) is None for m in mutants)
+        assert eng.search(mutants[:1], examples=5, deadline=time.perf_counter() - 1.0) == {}
+        assert eng.cut_short == {mutants[0].id}
+        eng.evaluate([(m, idx) for m in mutants])
+        assert all(eng.killed_by(m.id, idx) is not None for m in mutants)
 
 
 def test_report_table_json_and_file(boundary: Registry, tmp_path: Path) -> None:
