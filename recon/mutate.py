@@ -6,7 +6,9 @@ score*: single-edit variants (mutants, :mod:`recon._mutants`) of the oracle's re
 program are run on the scenarios, and a mutant is *killed* by a scenario when some
 output field fails the task's own comparison (:func:`recon.compare.check` with the
 oracle's output specs, the grader's code) or when it breaks the contract (a crash, a
-timeout, a wrong-kind output: reported apart).
+timeout, a wrong-kind output: reported apart). A timeout or a worker death counts only
+when it repeats in a second run given three times as long: a busy machine must not make
+an equivalent mutant look killed (and the hidden set look weak).
 
 :func:`mutation_analysis` generates each scenario's inputs and truth once (the public,
 hidden and probe scenarios of the task, then, while mutants survive them, chunks of a
@@ -23,8 +25,9 @@ lines a scenario never executes, an operator swap whose site never yields a diff
 value there, and a mutant whose enclosing function, replayed on the arguments it got,
 returns what it returned in the reference's run. A large reference is analysed on a
 deterministic sample of its mutants (``max_mutants``; the score's standard error is
-reported), and a ``budget`` stops the pool and the search in time: mutants still alive
-then are *undecided*, neither killed nor equivalent.
+reported), and a ``budget`` (seconds from the start) stops the pool and the search in
+time, no run starting after it: mutants still alive then are *undecided*, neither
+killed nor equivalent.
 
 :func:`mutation_score` is the hook for ``recon validate``; :func:`compare_selections`
 measures selection strategies side by side on one shared pool.
@@ -63,7 +66,7 @@ DEFAULT_SEARCH = 40           # hypothesis examples per survivor of the pool
 DEFAULT_THRESHOLD = 0.9
 DEFAULT_MAX_PER_LINE = 6      # mutants per source line (round-robin over the operators)
 DEFAULT_MAX_MUTANTS = 120     # `recon mutate` samples this many (the score is an estimate: its error is shown)
-DEFAULT_BUDGET = 300.0        # `recon mutate`: seconds after which the pool and the search stop
+DEFAULT_BUDGET = 280.0        # `recon mutate`: seconds after which no pool or search run starts (under 5 min in all)
 DEFAULT_MEMORY = 4 << 30      # address space of a worker
 TIMEOUT_FACTOR = 10.0         # a mutant may take this many times the reference's time ...
 MIN_TIMEOUT = 2.0             # ... but at least this many seconds, and at most the oracle's timeout
