@@ -498,6 +498,8 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
             value, problem, seconds = runner.call(code, case.document, limit)
             if problem is not None and is_timeout(problem):
                 problem = f"{problem} (twice: the second run was given {limit:.1f} s)"
+        elif problem is not None and is_timeout(problem):
+            problem = f"{problem} (after a worker death on it: the second run)"
         if problem is not None:
             v = Verdict(case.index, CONTRACT, problem, DEVIATION_CAP, seconds)
         else:

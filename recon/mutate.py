@@ -221,7 +221,7 @@ class Engine:
         reorder the remaining scenarios when a task is dispatched (kills first). No run
         starts after ``deadline`` (a ``time.perf_counter()`` value): pairs left unrun
         stay unknown (:meth:`killed_by` gives None for them)."""
-        epoch = None if deadline is None else time.time() + (deadline - time.perf_counter())
+        epoch = _epoch(deadline)
         for mutant, indices in requests:
             self._submit_run(mutant, list(indices), stop_after, order, epoch=epoch)
         self.pool.drain()
@@ -334,7 +334,7 @@ class Engine:
         its mutant joins ``self.cut_short``."""
         _need("hypothesis", "the targeted search", "or pass --search 0")
         axes = effective_axes(self.oracle, spec or SweepSpec())
-        epoch = None if deadline is None else time.time() + (deadline - time.perf_counter())
+        epoch = _epoch(deadline)
         found: dict[int, dict[str, Any]] = {}
         for m in mutants:
             timeout = max((pc.case.timeout for pc in self.cases if pc.case is not None), default=MIN_TIMEOUT)
@@ -898,6 +898,12 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
     for r in reports:
         r.timings["cpu_seconds"] = cpu
     return reports
+
+
+def _epoch(deadline: float | None) -> float | None:
+    """A ``time.perf_counter()`` deadline as wall-clock epoch seconds, which the worker
+    processes can compare with ``time.time()``."""
+    return None if deadline is None else time.time() + (deadline - time.perf_counter())
 
 
 def _cpu_seconds() -> float:
