@@ -20,8 +20,9 @@ A timeout or a worker death may be the machine's doing (other jobs sharing the c
 kernel out-of-memory kill), not the mutant's, and a single spurious kill turns an
 equivalent mutant into a "survivor" the hidden set is blamed for missing. Such a kill
 counts only when it repeats: the unit runs once more, given ``CONFIRM_FACTOR`` times as
-long, and the second run's verdict is the one recorded. A Python exception is
-deterministic and counts at once.
+long, and the second run's verdict is the one recorded. Once a mutant's timeout has been
+confirmed, its later timeouts count at once (it is slow, not unlucky). A Python
+exception is deterministic and counts at once.
 
 Parent side: :class:`WorkerPool` with :meth:`WorkerPool.submit` and
 :meth:`WorkerPool.drain` (an event loop over the workers' pipes and process sentinels).
@@ -479,6 +480,7 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
     kills = 0
     scope = payload.get("scope") or ""
     patient = set(payload.get("patient", ()))  # cases a worker died on: confirm with more time
+    slow = bool(payload.get("slow"))          # a timeout of this mutant was confirmed already
     deadline = payload.get("deadline")        # wall-clock epoch after which no case starts
     for case in payload["cases"]:
         if deadline is not None and time.time() >= deadline:
@@ -491,14 +493,14 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
                 conn.send(("unit", task_id, Verdict(case.index, SURVIVED, REPLAYED, 0.0, time.perf_counter() - t0)))
                 continue
         value, problem, seconds = runner.call(code, case.document, limit)
-        if problem is not None and is_timeout(problem) and case.index not in patient:
+        if problem is not None and is_timeout(problem) and case.index not in patient and not slow:
             # a timeout counts only when it repeats with more time (see the module docstring)
             limit = case.timeout * CONFIRM_FACTOR
             conn.send(("at", task_id, case.index, limit))
             value, problem, seconds = runner.call(code, case.document, limit)
             if problem is not None and is_timeout(problem):
                 problem = f"{problem} (twice: the second run was given {limit:.1f} s)"
-        elif problem is not None and is_timeout(problem):
+        elif problem is not None and is_timeout(problem) and case.index in patient:
             problem = f"{problem} (after a worker death on it: the second run)"
         if problem is not None:
             v = Verdict(case.index, CONTRACT, problem, DEVIATION_CAP, seconds)

@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from . import canonjson
 from ._mutant_worker import (CONFIRM_FACTOR, CONTRACT, REPLAYED, SURVIVED, VALUE, Case, Task, Verdict, WorkerConfig,
-                             WorkerPool)
+                             WorkerPool, is_timeout)
 from ._mutants import Mutant, MutantSet, generate_mutants, instrument
 from .errors import OracleRunError, UsageError
 from .oracle import Oracle
@@ -123,6 +123,7 @@ class Engine:
         self.pruned = 0
         self.replayed = 0
         self.cut_short: set[int] = set()   # mutants whose search the deadline stopped
+        self.slow: set[int] = set()        # mutants with a confirmed timeout: later ones count at once
         try:
             instrumented: str | None = instrument(self.source)
         except Exception:  # noqa: BLE001 - no infection data: every run happens, nothing is wrong
@@ -260,7 +261,7 @@ class Engine:
                 rest = order(rest)
             return {"mutant": mutant.id, "source": mutant.source, "cases": [self.cases[i].case for i in rest],
                     "stop_after": max(need, 0), "scope": mutant.scope, "deadline": epoch,
-                    "patient": sorted(patient & set(rest))}
+                    "patient": sorted(patient & set(rest)), "slow": mutant.id in self.slow}
 
         def unit(task: Task, v: Verdict) -> None:
             self._record(mutant.id, v)
@@ -270,9 +271,10 @@ class Engine:
                 at = result.get("unit")
                 if isinstance(at, int):
                     again = set(patient)
-                    if at in patient:   # it died again, given more time: a kill
-                        self._record(mutant.id, Verdict(at, CONTRACT, f"{result['died']} (twice: the second "
-                                                        f"time given {CONFIRM_FACTOR:g}x as long)", 1e9, 0.0))
+                    if at in patient or mutant.id in self.slow:   # it died again, given more time: a kill
+                        why = (f"twice: the second time given {CONFIRM_FACTOR:g}x as long" if at in patient
+                               else "a timeout of this mutant was confirmed before")
+                        self._record(mutant.id, Verdict(at, CONTRACT, f"{result['died']} ({why})", 1e9, 0.0))
                     else:               # the machine's doing, or the mutant's? run it once more
                         again.add(at)
                     rest = [i for i in todo if (mutant.id, i) not in self.verdicts]
@@ -302,6 +304,8 @@ class Engine:
 
     def _record(self, mid: int, v: Verdict) -> None:
         self.verdicts[(mid, v.case)] = v
+        if v.status == CONTRACT and is_timeout(v.detail):
+            self.slow.add(mid)   # the workers report a timeout only once it is confirmed
         if v.detail == REPLAYED:
             self.replayed += 1
             return

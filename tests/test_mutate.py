@@ -333,6 +333,11 @@ def test_a_timeout_or_a_worker_death_counts_only_when_it_repeats(boundary: Regis
         assert eng.pool.restarts == len(idx)                             # and each worker death was retried
         v = eng.verdicts[(loops.id, idx[0])]
         assert v.status == CONTRACT and "timed out" in v.detail and "twice" in v.detail
+        # once confirmed, the mutant is slow, not unlucky: its next timeout counts at once
+        assert eng.slow == {loops.id}
+        eng.evaluate([(loops, idx[1:2])], stop_after=0)
+        v = eng.verdicts[(loops.id, idx[1])]
+        assert v.status == CONTRACT and "timed out" in v.detail and "twice" not in v.detail
 
 
 def test_no_run_starts_after_the_deadline(boundary: Registry) -> None:
