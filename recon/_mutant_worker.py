@@ -52,7 +52,7 @@ from .errors import OracleRunError, ReconError
 from .oracle import Oracle
 
 __all__ = ["Case", "Verdict", "WorkerConfig", "WorkerPool", "Task", "SURVIVED", "VALUE", "CONTRACT", "CONFIRM_FACTOR",
-           "judge", "is_timeout"]
+           "judge", "is_timeout", "past"]
 
 SURVIVED, VALUE, CONTRACT = "survived", "value", "contract"
 REPLAYED = "not infected (its function returned the same)"
@@ -469,6 +469,11 @@ def _gen(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
             "calls": calls, "ref_status": ref[0], "ref_detail": ref[1]}
 
 
+def past(epoch: float | None) -> bool:
+    """Whether a wall-clock deadline (epoch seconds; None: none) has passed."""
+    return epoch is not None and time.time() >= epoch
+
+
 def is_timeout(problem: str) -> bool:
     """Whether a contract problem is a time limit (which the machine's load can cause)."""
     return problem.startswith(TIMED_OUT) or problem.startswith(WATCHDOG)
@@ -483,7 +488,7 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
     slow = bool(payload.get("slow"))          # a timeout of this mutant was confirmed already
     deadline = payload.get("deadline")        # wall-clock epoch after which no case starts
     for case in payload["cases"]:
-        if deadline is not None and time.time() >= deadline:
+        if past(deadline):
             break
         limit = case.timeout * CONFIRM_FACTOR if case.index in patient else case.timeout
         conn.send(("at", task_id, case.index, limit))
@@ -587,7 +592,7 @@ def _search(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConf
     def evaluate(params: dict[str, Any]) -> dict[str, float] | None:
         """Per-field deviations of the mutant on ``params`` (None: the oracle refused
         them); raises _Found on a kill, _OutOfTime past the deadline."""
-        if deadline is not None and time.time() >= deadline:
+        if past(deadline):
             raise _OutOfTime()
         n = len(tried) + 1
         d = scratch / f"s{n}"

@@ -46,7 +46,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from . import canonjson
 from ._mutant_worker import (CONFIRM_FACTOR, CONTRACT, REPLAYED, SURVIVED, VALUE, Case, Task, Verdict, WorkerConfig,
-                             WorkerPool, is_timeout)
+                             WorkerPool, is_timeout, past)
 from ._mutants import Mutant, MutantSet, generate_mutants, instrument
 from .errors import OracleRunError, UsageError
 from .oracle import Oracle
@@ -243,7 +243,7 @@ class Engine:
     def _submit_run(self, mutant: Mutant, indices: list[int], stop_after: int,
                     order: Callable[[list[int]], list[int]] | None, front: bool = False,
                     epoch: float | None = None, patient: frozenset[int] = frozenset()) -> None:
-        if self._enough(mutant.id, indices, stop_after) or (epoch is not None and time.time() >= epoch):
+        if self._enough(mutant.id, indices, stop_after) or past(epoch):
             return
         todo = [i for i in self.usable(indices) if (mutant.id, i) not in self.verdicts]
         todo = [i for i in todo if not self._prune(mutant, i)]
@@ -255,7 +255,7 @@ class Engine:
             # meanwhile: kills found elsewhere, and which scenarios kill most (tried first).
             rest = [i for i in todo if (mutant.id, i) not in self.verdicts]
             need = stop_after - self._kill_count(mutant.id, indices, stop_after) if stop_after else 0
-            if (stop_after and need <= 0) or (epoch is not None and time.time() >= epoch):
+            if (stop_after and need <= 0) or past(epoch):
                 rest = []
             if order is not None:
                 rest = order(rest)
