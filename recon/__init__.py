@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from .axes import Axis, Bool, Choice, Float, Int, Seed
 from .errors import ReconError
+from .evidence import Evidence
 from .oracle import Oracle, oracle
 from .outputs import Angle, Exact, Integer, Number, Output, SequenceOf, SetOf, Text
 from .registry import Registry
@@ -27,7 +28,7 @@ from .registry import Registry
 __version__ = "0.2.0"
 
 __all__ = [
-    "oracle", "Oracle", "Registry", "ReconError",
+    "oracle", "Oracle", "Registry", "ReconError", "Evidence",
     "Axis", "Float", "Int", "Choice", "Bool", "Seed",
     "Output", "Number", "Integer", "Exact", "Text", "Angle", "SetOf", "SequenceOf",
     "__version__",

@@ -18,6 +18,7 @@ from typing import Any, Callable
 
 from . import __version__, canonjson
 from .errors import BuildError, OracleRunError, ReconError
+from .evidence import EVIDENCE_LEVELS, check_level
 from .fsutil import atomic_directory, reproducible_targz, sha256_file
 from .instruction import render_instruction, render_workspace_readme
 from .oracle import Oracle
@@ -49,6 +50,7 @@ class PackageOptions:
     base_image: str = BASE_IMAGE          # FROM line of both images (agent and verifier)
     disclose: str | None = None           # None: behaviour only; "recipe": adds the recipe (NAME__recipe)
     checkpoint_every: float | None = None  # seconds between workspace checkpoints (None: none)
+    evidence: str | None = None           # evidence level published (None: the oracle's default)
 
     def check(self) -> None:
         if not (isinstance(self.probes, int) and 0 <= self.probes <= 100):
@@ -60,6 +62,9 @@ class PackageOptions:
         if self.checkpoint_every is not None and not (1.0 <= float(self.checkpoint_every) <= 86400.0):
             raise BuildError(f"checkpoint_every={self.checkpoint_every!r} must be seconds in [1, 86400]",
                              hint="e.g. --checkpoint-every 30m, or --checkpoint-every off")
+        if self.evidence is not None and check_level(self.evidence) is not None:
+            raise BuildError(f"--evidence {check_level(self.evidence)}",
+                             hint=f"use --evidence {' | '.join(EVIDENCE_LEVELS)}, or leave it out for the oracle's default")
         if self.disclose is not None and self.disclose not in DISCLOSE_CHOICES:
             raise BuildError(f"--disclose {self.disclose!r} is not something a build can disclose",
                              hint=f"use --disclose {' or '.join(DISCLOSE_CHOICES)}, or leave it out for the "
@@ -206,6 +211,7 @@ def build_task(
     disclose: str | None = None,
     checkpoint_every: float | None = DEFAULT_CHECKPOINT_EVERY,
     select: str | None = None,
+    evidence: str | None = None,
     log: Callable[[str], None] | None = None,
 ) -> BuildResult:
     """Build oracle ``name`` into ``out_dir/<task_name or name>``; returns what was done.
@@ -214,12 +220,16 @@ def build_task(
     recipe: its task id gains the suffix ``__recipe`` (``lidar_icp__recipe``,
     ``lidar_icp__06__recipe``) and task.toml records ``[metadata] disclose = "recipe"``.
 
+    ``evidence`` is the evidence level published (``outputs``, ``summary`` or ``trace``;
+    default the oracle's ``evidence_level``): evidence files revealing more stay unpublished.
+
     ``select`` overrides the sweep spec's scenario selection (``"random"`` or ``"stress"``:
     hidden scenarios chosen from a keyed pool by the mutants of the reference they kill,
     see :mod:`recon.selection`); ``log`` receives its progress lines.
     """
     opts = PackageOptions(probes=probes, base_image=base_image, disclose=disclose,
-                          checkpoint_every=checkpoint_every or None)  # 0 or None: no checkpoints
+                          checkpoint_every=checkpoint_every or None,  # 0 or None: no checkpoints
+                          evidence=evidence)
     opts.check()
     oracle = registry.get(name)
     if oracle.reference is None:
@@ -231,7 +241,7 @@ def build_task(
     sel = select_scenarios(oracle, spec, key, workers=workers, progress=log)
     public, hidden = sel.public, sel.hidden
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
-    verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.toolkit])))
+    verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.dependencies])))
     limits = Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))
     task_id = disclosed_name(task_name or name, opts.disclose)
     target = Path(out_dir) / task_id
@@ -254,13 +264,14 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
               public: list[Any], hidden: list[Any], toolkit: list[str], verifier_pins: list[str], limits: Limits,
               workers: int, progress: Callable[[int], None] | None, opts: PackageOptions) -> list[ScenarioRun]:
     probes = opts.probes
+    level = opts.evidence or oracle.evidence_level
     env_app = tmp / "environment" / "app"
     tests = tmp / "tests"
     staging = Path(tempfile.mkdtemp(prefix="recon-public-", dir=tmp))
     try:
         jobs = [(sc, staging / sc.id, True) for sc in public] + [(sc, tests / "hidden" / sc.id, False) for sc in hidden]
         try:
-            runs = run_scenarios(oracle, jobs, workers=workers, progress=progress)
+            runs = run_scenarios(oracle, jobs, workers=workers, progress=progress, evidence_level=level)
         except OracleRunError as exc:
             raise BuildError(f"build of {task_id} stopped: {exc.message}; nothing was written", hint=exc.hint) from None
         # signatures, then the published archive
@@ -295,7 +306,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
     # axes and outputs with their docs, input and evidence descriptions) and nothing of
     # its recipe; the agent's texts are rendered from it alone.
     manifest = {
-        **oracle.public(),
+        **oracle.public(level),
         "task": f"recon/{task_id}", "oracle": oracle.name, "oracle_version": oracle.version,
         "recon_version": __version__,
         "public": [sc.id for sc in public],
@@ -336,6 +347,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
         # Private: what the build disclosed (the leak audit exempts a disclosed recipe)
         # and the recipe's stage names (counted by `recon stats`).
         "disclose": opts.disclose, "stages": list(oracle.stages), "checkpoint_every": opts.checkpoint_every,
+        "evidence_level": level,
         **vendored,
     })
     _write(tests / "test.sh", TEST_SH, executable=True)
@@ -477,6 +489,7 @@ probes = {probes}
 ladder = "six_rung"
 base_image = {_toml_str(opts.base_image)}
 disclose = {_toml_str(opts.disclose or "none")}
+evidence_level = {_toml_str(opts.evidence or oracle.evidence_level)}
 checkpoint_every = {float(opts.checkpoint_every or 0)}
 
 [metadata.harbor.lint]

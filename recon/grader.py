@@ -45,7 +45,7 @@ def resolve_oracle(task: Task, registry: Registry | None = None) -> Oracle:
         reg = registry
     else:
         # Load only as much as needed, so an unrelated broken plugin cannot stop a grading.
-        reg = Registry()
+        reg = Registry(tolerant=True)
         reg.load_builtins()
         if name not in reg:
             reg.load_entry_points()

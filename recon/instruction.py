@@ -79,6 +79,19 @@ absolute paths.
 """
 
 
+LEVEL_WORDS = {
+    "outputs": "about the outputs only: the results in other forms, nothing of the stages that lead to them",
+    "summary": "per-stage summaries: what each stage produced, in aggregate, not its step-by-step internals",
+    "trace": "step-by-step traces of the stages",
+}
+
+
+def _level_sentence(level: str | None) -> str:
+    if level not in LEVEL_WORDS:
+        return ""
+    return f"This task was built at evidence level `{level}`: the evidence files reveal {LEVEL_WORDS[level]}.\n\n"
+
+
 def _recipe_section(recipe: str, stages: Sequence[str]) -> str:
     stage_list = ""
     if stages:
@@ -106,6 +119,7 @@ def render_instruction(manifest: dict[str, Any], *, n_public: int, probes: int, 
         for n, o in sorted(manifest["outputs"].items())
     )
     evidence = "\n".join(f"  - `{f}`: {_cell(d)}" for f, d in sorted(manifest["evidence"].items()))
+    level = manifest.get("evidence_level")
     toolkit = ", ".join(f"`{t}`" for t in manifest.get("toolkit", [])) or "none beyond the standard library"
     return f"""# {manifest['title']}
 
@@ -150,7 +164,7 @@ never match.
   - `signature.json`: hashes tying the two together
 {evidence}
 
-`/app/observations/manifest.json` lists the parameters, the output fields with their
+{_level_sentence(level)}`/app/observations/manifest.json` lists the parameters, the output fields with their
 meanings and tolerances, and the sha256 of every published file.
 
 ## Feedback

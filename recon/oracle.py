@@ -30,6 +30,7 @@ from . import canonjson, compare
 from .axes import Axis
 from .baselines import BASELINES_DIR, Baseline, discover
 from .errors import CanonicalJSONError, OracleRunError, PluginError
+from .evidence import DEFAULT_REVEALS, EVIDENCE_LEVELS, Evidence, check_level, level_rank
 from .outputs import Output
 
 __all__ = ["oracle", "Oracle"]
@@ -70,6 +71,9 @@ class Oracle:
     stages: tuple[str, ...] = ()
     baselines_dir: Path | None = None
     timeout: float = 30.0
+    requires: tuple[str, ...] = ()
+    evidence_reveals: dict[str, str] = field(default_factory=dict)
+    evidence_level: str = "trace"
 
     # -- what the decorated function still does -------------------------------------
     def __call__(self, params: dict[str, Any], evidence: Path | str, inputs: dict[str, Path] | None = None) -> dict[str, Any]:
@@ -148,6 +152,23 @@ class Oracle:
         (or under the folder named by ``baselines=``), in name order."""
         return discover(self.baselines_dir)
 
+    @property
+    def dependencies(self) -> tuple[str, ...]:
+        """Every pip distribution the oracle needs here: the agent's toolkit, then ``requires``."""
+        return tuple(dict.fromkeys([*self.toolkit, *self.requires]))
+
+    def published_evidence(self, level: str | None = None) -> dict[str, str]:
+        """name -> description of the evidence files a build at ``level`` publishes (the
+        oracle's ``evidence_level`` when None): those that reveal no more than the level."""
+        lvl = self.evidence_level if level is None else level
+        why = check_level(lvl)
+        if why is not None:
+            raise OracleRunError(f"oracle {self.name!r}: evidence level {why}",
+                                 hint=f"use one of {', '.join(EVIDENCE_LEVELS)}")
+        top = level_rank(lvl)
+        return {n: d for n, d in sorted(self.evidence.items())
+                if level_rank(self.evidence_reveals.get(n, DEFAULT_REVEALS)) <= top}
+
     def check_params(self, params: dict[str, Any]) -> None:
         """Raise :class:`OracleRunError` naming the first invalid parameter."""
         if not isinstance(params, dict):
@@ -174,10 +195,12 @@ class Oracle:
             "properties": {name: ax.json_schema() for name, ax in sorted(self.axes.items())},
         }
 
-    def public(self) -> dict[str, Any]:
+    def public(self, evidence_level: str | None = None) -> dict[str, Any]:
         """Everything the agent may read about the oracle (JSON-able): the declaration's
-        public half. The built task's manifest carries it and the instruction is rendered
-        from it; nothing of the recipe is in it."""
+        public half, with the evidence a build at ``evidence_level`` publishes. The built
+        task's manifest carries it and the instruction is rendered from it; nothing of the
+        recipe is in it."""
+        published = self.published_evidence(evidence_level)
         return {
             "title": self.title,
             "domain": self.domain,
@@ -187,7 +210,9 @@ class Oracle:
             "outputs": {n: {**o.spec(), "tolerance": o.describe(), "doc": o.doc} for n, o in sorted(self.outputs.items())},
             "inputs": self.inputs is not None,
             "input_docs": dict(sorted(self.input_docs.items())),
-            "evidence": dict(sorted(self.evidence.items())),
+            "evidence": published,
+            "evidence_level": self.evidence_level if evidence_level is None else evidence_level,
+            "evidence_reveals": {n: self.evidence_reveals.get(n, DEFAULT_REVEALS) for n in published},
         }
 
     def describe(self) -> dict[str, Any]:
@@ -197,6 +222,9 @@ class Oracle:
             "name": self.name,
             "version": self.version,
             **self.public(),
+            "evidence": dict(sorted(self.evidence.items())),
+            "evidence_reveals": dict(sorted(self.evidence_reveals.items())),
+            "requires": list(self.requires),
             "reference": self.reference is not None,
             "timeout": self.timeout,
             "source": self.location,
@@ -229,7 +257,9 @@ def oracle(
     inputs: Callable[[dict[str, Any], Path], None] | None = None,
     input_docs: dict[str, str] | None = None,
     reference: str | Path | None = None,
-    evidence: dict[str, str] | None = None,
+    evidence: dict[str, str | Evidence] | None = None,
+    evidence_level: str | None = None,
+    requires: list[str] | tuple[str, ...] = (),
     stages: list[str] | tuple[str, ...] = (),
     baselines: str | Path | None = None,
     timeout: float = 30.0,
@@ -246,6 +276,13 @@ def oracle(
     agent only in a ``--disclose recipe`` build. ``stages``: names of the recipe's
     stages. ``baselines``: folder (relative to the module) of ``NAME/reconstruct.py``
     baselines, default ``baselines``.
+
+    ``evidence``: file name -> description, or :class:`recon.Evidence` (description and
+    what the file reveals: ``outputs``, ``summary`` or ``trace``; a plain string reveals
+    ``summary``). ``evidence_level``: the level a build publishes by default (default:
+    the highest level declared, so every file). ``requires``: pip distributions the
+    oracle needs beyond the agent's ``toolkit`` (the tool whose behaviour is
+    reconstructed, when the agent must not have it); installed on the verifier side only.
 
     ``inputs``: optional ``fn(params, directory)`` writing per-scenario input files that
     the submission receives for every scenario. ``reference``: path (relative to the
@@ -346,12 +383,37 @@ def oracle(
             if not ref_path.is_file():
                 raise fail(f"reference={str(reference)!r} does not exist (looked for {ref_path})",
                            "point reference= at the standalone reconstruct.py, relative to the module")
-        ev = dict(evidence or {})
-        for fname, desc in ev.items():
+        if evidence is not None and not isinstance(evidence, dict):
+            raise fail(f"evidence={evidence!r} must be a dict of file name -> description",
+                       'e.g. evidence={"stages.json": Evidence("per-stage counts", reveals="summary")}')
+        ev: dict[str, str] = {}
+        reveals: dict[str, str] = {}
+        for fname, decl in (evidence or {}).items():
             if not isinstance(fname, str) or "/" in fname or fname in ("scenario.json", "oracle_output.json", "signature.json") or not fname:
                 raise fail(f"evidence file name {fname!r} is not allowed", "use a plain file name such as 'cloud.las'")
-            if not _text(desc):
+            item = decl if isinstance(decl, Evidence) else Evidence(decl) if isinstance(decl, str) else None
+            if item is None:
+                raise fail(f"evidence {fname!r} = {decl!r} is neither a description nor an Evidence(...)",
+                           'write Evidence("what the file holds", reveals="summary") or a plain description')
+            if not _text(item.doc):
                 raise fail(f"evidence {fname!r} has no description", "describe what the file holds (the agent reads it)")
+            why = check_level(item.reveals)
+            if why is not None:
+                raise fail(f"evidence {fname!r}: reveals={why}",
+                           "outputs: the final result in another form; summary: per-stage aggregates; "
+                           "trace: step-by-step internals")
+            ev[fname], reveals[fname] = item.doc, item.reveals
+        if evidence_level is None:
+            level = max(reveals.values(), key=level_rank) if reveals else EVIDENCE_LEVELS[-1]
+        else:
+            why = check_level(evidence_level)
+            if why is not None:
+                raise fail(f"evidence_level={why}", "publish outputs-only, summary or trace evidence by default")
+            level = evidence_level
+        if isinstance(requires, str) or not isinstance(requires, (list, tuple)) or not all(
+                isinstance(r, str) and PIP_RE.match(r) for r in requires):
+            raise fail(f"requires={requires!r} must be a list of pip distribution names",
+                       'e.g. requires=["obspy"] (installed for the oracle, never in the agent\'s image)')
         if isinstance(stages, str) or not isinstance(stages, (list, tuple)) or not all(_text(s) for s in stages):
             raise fail(f"stages={stages!r} must be a list of stage names", 'e.g. stages=["voxel down-sampling", "ICP"]')
         if baselines is not None:
@@ -374,6 +436,7 @@ def oracle(
             axes=dict(axes), outputs=dict(outputs), fn=fn, description=str(description).strip(), recipe=recipe,
             source_file=file, source_line=line, inputs=inputs, input_docs=idocs, reference=ref_path, evidence=ev,
             stages=tuple(s.strip() for s in stages), baselines_dir=base_dir, timeout=float(timeout),
+            requires=tuple(requires), evidence_reveals=reveals, evidence_level=level,
         )
 
     return decorate

@@ -4,6 +4,12 @@ Sources are the built-in ``artifacts`` package, the ``recon.oracles`` entry-poin
 group and plugin files given with ``--plugin``. Registering a name twice is an error
 that names both sources. Tests make a fresh :class:`Registry` each; nothing here is a
 module-level mutable global.
+
+A source that fails to load (a module that no longer imports, a declaration an older
+recon accepted) blocks only itself: :meth:`Registry.default` records it as *broken*
+with its error and fix, every other oracle stays usable, and asking for a broken
+oracle by name raises its own error. A plugin file named explicitly (``--plugin``) is
+loaded strictly: its failure is the command's failure.
 """
 from __future__ import annotations
 
@@ -14,14 +20,15 @@ import importlib.util
 import pkgutil
 import sys
 import traceback
+from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Iterable
+from typing import Callable, Iterable
 
 from .errors import DuplicateOracleError, PluginError, UnknownOracleError
 from .oracle import Oracle
 
-__all__ = ["Registry", "ENTRY_POINT_GROUP", "BUILTIN_PACKAGE"]
+__all__ = ["Registry", "Broken", "ENTRY_POINT_GROUP", "BUILTIN_PACKAGE", "missing_distributions", "install_command"]
 
 ENTRY_POINT_GROUP = "recon.oracles"
 BUILTIN_PACKAGE = "recon.artifacts"
@@ -39,13 +46,68 @@ def _import_failure(what: str, exc: BaseException) -> PluginError:
                        hint="fix the module so that importing it succeeds")
 
 
+@dataclass(frozen=True)
+class Broken:
+    """A source that failed to load: what it is called, where it came from, and why."""
+
+    name: str          # the entry point's or module's name (often the oracle's)
+    source: str
+    error: PluginError
+
+
+def missing_distributions(dists: Iterable[str]) -> list[str]:
+    """The pip distributions of ``dists`` that are not installed here."""
+    missing = []
+    for d in dists:
+        try:
+            importlib.metadata.version(d)
+        except importlib.metadata.PackageNotFoundError:
+            missing.append(d)
+    return missing
+
+
+DISTRIBUTION = "recon-tasks"
+
+
+def _norm(dist: str) -> str:
+    return dist.lower().replace("_", "-").replace(".", "-")
+
+
+def install_command(missing: Iterable[str], builtin: bool) -> str:
+    """The pip command that installs ``missing``: for a built-in, the smallest extra of
+    recon-tasks that holds them all (one per domain, ``catalog`` for every task)."""
+    need = {_norm(m) for m in missing}
+    if builtin and need:
+        extras: dict[str, set[str]] = {}
+        try:
+            reqs = importlib.metadata.requires(DISTRIBUTION) or []
+        except importlib.metadata.PackageNotFoundError:
+            reqs = []
+        for req in reqs:
+            if "extra ==" not in req:
+                continue
+            name = req.split(";")[0].strip()
+            for sep in ("[", "<", ">", "=", "!", "~", " "):
+                name = name.split(sep)[0]
+            extra = req.split("extra ==")[1].strip().strip("'\"")
+            extras.setdefault(extra, set()).add(_norm(name))
+        fitting = sorted((len(v), k) for k, v in extras.items() if need <= v)
+        if fitting:
+            return f"pip install '{DISTRIBUTION}[{fitting[0][1]}]'"
+    return "pip install " + " ".join(sorted(missing))
+
+
 class Registry:
     """Oracles by name, each with the source it was loaded from."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, tolerant: bool = False) -> None:
+        """``tolerant``: a built-in or entry point that fails to load is recorded in
+        :attr:`broken` instead of raising (plugin files always raise)."""
         self._oracles: dict[str, Oracle] = {}
         self._sources: dict[str, str] = {}
         self._plugin_files: dict[str, Path] = {}
+        self._broken: list[Broken] = []
+        self._tolerant = tolerant
 
     # -- registration -------------------------------------------------------------------
     def register(self, oracle: Oracle, source: str) -> None:
@@ -81,11 +143,27 @@ class Registry:
                               hint="reinstall recon (pip install .)") from None
         for info in sorted(pkgutil.iter_modules(pkg.__path__), key=lambda m: m.name):
             modname = f"{BUILTIN_PACKAGE}.{info.name}"
+            source = f"built-in {modname}"
             try:
                 module = importlib.import_module(modname)
             except Exception as exc:  # noqa: BLE001 - reported as a PluginError
-                raise _import_failure(f"built-in oracle module {modname}", exc) from None
-            self.load_module(module, f"built-in {modname}")
+                self._failed(info.name, source, _import_failure(f"built-in oracle module {modname}", exc))
+                continue
+            self._load_isolated(info.name, source, lambda m=module, src=source: self.load_module(m, src))
+
+    def _failed(self, name: str, source: str, error: PluginError) -> None:
+        if not self._tolerant:
+            raise error
+        self._broken.append(Broken(name, source, error))
+
+    def _load_isolated(self, name: str, source: str, load: Callable[[], object]) -> None:
+        """Run ``load``; in a tolerant registry a plugin error is recorded against ``name``."""
+        try:
+            load()
+        except DuplicateOracleError:
+            raise  # two sources claim one name: neither is "the" broken one
+        except PluginError as exc:
+            self._failed(name, source, exc)
 
     def load_entry_points(self) -> None:
         """Load every ``recon.oracles`` entry point (a module or an ``@oracle`` object)."""
@@ -94,19 +172,23 @@ class Registry:
             try:
                 obj = ep.load()
             except Exception as exc:  # noqa: BLE001
-                raise _import_failure(source, exc) from None
-            if isinstance(obj, Oracle):
-                module = sys.modules.get(getattr(obj.fn, "__module__", ""))
-                if module is not None:
-                    self.load_module(module, source)
-                else:
-                    self.register(obj, source)
-            elif isinstance(obj, ModuleType):
-                if not self.load_module(obj, source):
-                    raise PluginError(f"{source} defines no @oracle", hint="point the entry point at a module that defines one")
+                self._failed(ep.name, source, _import_failure(source, exc))
+                continue
+            self._load_isolated(ep.name, source, lambda obj=obj, source=source: self._load_object(obj, source))
+
+    def _load_object(self, obj: object, source: str) -> None:
+        if isinstance(obj, Oracle):
+            module = sys.modules.get(getattr(obj.fn, "__module__", ""))
+            if module is not None:
+                self.load_module(module, source)
             else:
-                raise PluginError(f"{source} names {obj!r}, neither a module nor an @oracle",
-                                  hint="point the entry point at a module ('pkg.module') or an oracle ('pkg.module:name')")
+                self.register(obj, source)
+        elif isinstance(obj, ModuleType):
+            if not self.load_module(obj, source):
+                raise PluginError(f"{source} defines no @oracle", hint="point the entry point at a module that defines one")
+        else:
+            raise PluginError(f"{source} names {obj!r}, neither a module nor an @oracle",
+                              hint="point the entry point at a module ('pkg.module') or an oracle ('pkg.module:name')")
 
     def load_plugin_file(self, path: Path | str) -> list[Oracle]:
         """Import one plugin file and register its oracles."""
@@ -141,8 +223,10 @@ class Registry:
 
     @classmethod
     def default(cls, plugins: Iterable[Path | str] = (), *, entry_points: bool = True) -> "Registry":
-        """Built-ins, then entry points, then plugin files."""
-        reg = cls()
+        """Built-ins, then entry points, then plugin files. A built-in or an entry point
+        that fails to load is recorded as broken (see :attr:`broken`) and blocks only
+        itself; a plugin file named here must load."""
+        reg = cls(tolerant=True)
         reg.load_builtins()
         if entry_points:
             reg.load_entry_points()
@@ -150,14 +234,26 @@ class Registry:
             reg.load_plugin_file(p)
         return reg
 
+    @property
+    def broken(self) -> tuple[Broken, ...]:
+        """The sources that failed to load, in load order."""
+        return tuple(self._broken)
+
     # -- lookup -------------------------------------------------------------------------
     def get(self, name: str) -> Oracle:
         try:
             return self._oracles[name]
         except KeyError:
-            known = ", ".join(sorted(self._oracles)) or "none"
-            raise UnknownOracleError(f"no oracle named {name!r} (known: {known})",
-                                     hint="check `recon list`, or load it with --plugin FILE.py") from None
+            pass
+        for b in self._broken:
+            if b.name == name or b.name.split(".")[-1] == name:
+                raise PluginError(f"oracle {name!r} cannot be used: {b.error.message}", hint=b.error.hint)
+        known = ", ".join(sorted(self._oracles)) or "none"
+        broken = ""
+        if self._broken:
+            broken = f"; {len(self._broken)} plugin(s) failed to load: " + ", ".join(b.name for b in self._broken)
+        raise UnknownOracleError(f"no oracle named {name!r} (known: {known}{broken})",
+                                 hint="check `recon list`, or load it with --plugin FILE.py")
 
     def source(self, name: str) -> str:
         self.get(name)

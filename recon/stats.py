@@ -121,7 +121,8 @@ def task_stats(task_dir: Path | str, *, run: bool = True, baselines: bool = Fals
         "stage_names": list(task.meta.get("stages") or []),
         "disclose": task.meta.get("disclose"),
         "instruction_words": len(instruction.read_text(encoding="utf-8").split()),
-        "evidence": _archive_stats(obs / "reference_outputs.tar.gz", set(manifest.get("evidence", {}))),
+        "evidence": {**_archive_stats(obs / "reference_outputs.tar.gz", set(manifest.get("evidence", {}))),
+                     "level": manifest.get("evidence_level")},
         "n_public": len(task.meta["public"]),
         "n_hidden": len(task.meta["hidden"]),
         "probes": int(task.meta.get("probes", 3)),
@@ -182,7 +183,7 @@ def render_stats(s: dict[str, Any]) -> str:
         ("disclosed", "the recipe (an easier variant)" if s.get("disclose") == "recipe"
          else "nothing: behaviour-only instruction"),
         ("instruction", f"{s['instruction_words']} words"),
-        ("evidence", f"{_human_bytes(ev['archive_bytes'])} archive, {_human_bytes(ev['unpacked_bytes'])} unpacked, "
+        ("evidence", f"level {ev.get('level') or 'unrecorded'}; {_human_bytes(ev['archive_bytes'])} archive, {_human_bytes(ev['unpacked_bytes'])} unpacked, "
                      f"{ev['files']} files ({_human_bytes(ev['evidence_file_bytes'])} in evidence files)"),
         ("scenarios N/K", f"{s['n_public']} public / {s['n_hidden']} hidden, +{s['probes']} probes per grading"),
         ("axes", f"{s['axes']}: {', '.join(s['axis_names'])}"),

@@ -485,9 +485,11 @@ def scenario_document(oracle: Oracle, sc: Scenario, inputs: dict[str, str]) -> d
     return {"task": oracle.name, "id": sc.id, "parameters": sc.parameters, "inputs": inputs}
 
 
-def run_scenario(oracle: Oracle, sc: Scenario, directory: Path, *, evidence: bool) -> ScenarioRun:
+def run_scenario(oracle: Oracle, sc: Scenario, directory: Path, *, evidence: bool,
+                 evidence_level: str | None = None) -> ScenarioRun:
     """Run the oracle on one scenario into ``directory``: scenario.json,
-    oracle_output.json, inputs/ and (when ``evidence``) the evidence files."""
+    oracle_output.json, inputs/ and (when ``evidence``) the evidence files a build at
+    ``evidence_level`` publishes (default: the oracle's own level)."""
     directory.mkdir(parents=True, exist_ok=True)
     where = f"scenario {sc.id} (parameters {canonjson.dumps_compact(sc.parameters)})"
     inputs_dir = directory / "inputs"
@@ -518,7 +520,8 @@ def run_scenario(oracle: Oracle, sc: Scenario, directory: Path, *, evidence: boo
                                  f"(undeclared {undeclared}, not written {missing})",
                                  hint="declare every evidence file in @oracle(evidence={...}) and always write them")
         if evidence:
-            for name in written:
+            published = oracle.published_evidence(evidence_level)
+            for name in [w for w in written if w in published]:
                 src = ev_dir / name
                 if not src.is_file():
                     raise OracleRunError(f"oracle {oracle.name!r} on {where}: evidence {name!r} is not a regular file")
@@ -538,11 +541,11 @@ def _init_worker(oracle: Oracle) -> None:
     _WORKER_ORACLE = oracle
 
 
-def _worker(job: tuple[Scenario, str, bool]) -> ScenarioRun:
+def _worker(job: tuple[Scenario, str, bool, str | None]) -> ScenarioRun:
     if _WORKER_ORACLE is None:  # pragma: no cover - set by the pool initializer
         raise RuntimeError("sweep worker started without an oracle")
-    sc, directory, evidence = job
-    return run_scenario(_WORKER_ORACLE, sc, Path(directory), evidence=evidence)
+    sc, directory, evidence, level = job
+    return run_scenario(_WORKER_ORACLE, sc, Path(directory), evidence=evidence, evidence_level=level)
 
 
 def run_scenarios(
@@ -551,19 +554,20 @@ def run_scenarios(
     *,
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
+    evidence_level: str | None = None,
 ) -> list[ScenarioRun]:
     """Run many scenarios, in order of ``jobs``, on up to ``workers`` processes."""
     results: list[ScenarioRun] = []
     if workers <= 1 or len(jobs) <= 1:
         for sc, d, ev in jobs:
-            results.append(run_scenario(oracle, sc, d, evidence=ev))
+            results.append(run_scenario(oracle, sc, d, evidence=ev, evidence_level=evidence_level))
             if progress:
                 progress(1)
         return results
     ctx = get_context("fork")  # the oracle (maybe from a plugin file) is inherited, not pickled
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(oracle,)) as pool:
         chunk = max(1, len(jobs) // (workers * 8))
-        for run in pool.map(_worker, [(sc, str(d), ev) for sc, d, ev in jobs], chunksize=chunk):
+        for run in pool.map(_worker, [(sc, str(d), ev, evidence_level) for sc, d, ev in jobs], chunksize=chunk):
             results.append(run)
             if progress:
                 progress(1)

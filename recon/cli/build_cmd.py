@@ -25,6 +25,9 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option,
 @click.option("--disclose", "disclose", type=click.Choice(["recipe"]), default=None,
               help="Build the easier variant whose instruction adds the oracle's recipe (its docstring), "
                    "named NAME__recipe; by default the instruction says what the oracle computes, never how.")
+@click.option("--evidence", "evidence", type=click.Choice(["outputs", "summary", "trace"]), default=None,
+              help="How much of the pipeline the published evidence reveals (default: the oracle's level): outputs "
+                   "(the results in another form), summary (per-stage aggregates) or trace (step-by-step internals).")
 @click.option("--checkpoint-every", "checkpoint_every", default="30m", show_default=True, metavar="INTERVAL",
               help="Snapshot the agent's workspace this often during a Harbor trial (a sidecar the agent "
                    "cannot reach); the verifier grades every snapshot. 90s, 30m, 1h, or off.")
@@ -41,7 +44,7 @@ from ._common import info, load_registry, plugin_option, progress, quiet_option,
 @plugin_option
 @quiet_option
 def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Path, base_image: str | None,
-              disclose: str | None, checkpoint_every: str, select: str | None, dataset_name: str,
+              disclose: str | None, evidence: str | None, checkpoint_every: str, select: str | None, dataset_name: str,
               dataset_version: str | None,
               registry_relative: bool, n_public: int | None, n_hidden: int | None, seed: int | None,
               spec_path: Path | None, secret: str | None, workers: int | None, plugins: tuple[Path, ...],
@@ -67,7 +70,7 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     from ..sweep import load_spec  # noqa: PLC0415
 
     opts = {"n_public": n_public, "n_hidden": n_hidden, "seed": seed, "secret": secret, "base_image": base_image,
-            "disclose": disclose, "checkpoint_every": interval or 0.0, "select": select,
+            "disclose": disclose, "evidence": evidence, "checkpoint_every": interval or 0.0, "select": select,
             "log": (lambda msg: info(f"  {msg}", quiet))}
     if name is not None:
         o = reg.get(name)

@@ -43,9 +43,9 @@ def show_cmd(name: str, plugins: tuple[Path, ...], as_json: bool) -> None:
         for iname, what in sorted(o.input_docs.items()):
             click.echo(f"  {iname:<24} {what}")
     if o.evidence:
-        click.echo("\nevidence (public scenarios):")
+        click.echo(f"\nevidence (public scenarios; a default build publishes level {o.evidence_level}):")
         for fname, what in sorted(o.evidence.items()):
-            click.echo(f"  {fname:<24} {what}")
+            click.echo(f"  {fname:<24} [{o.evidence_reveals.get(fname, 'summary')}] {what}")
     click.echo(f"\n== private: the recipe (disclosed only by `recon build {o.name} --disclose recipe`) ==")
     if o.stages:
         click.echo(f"\nstages: {'; '.join(o.stages)}")
