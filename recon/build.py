@@ -21,6 +21,7 @@ from .errors import BuildError, OracleRunError, ReconError
 from .evidence import EVIDENCE_LEVELS, check_level
 from .fsutil import atomic_directory, reproducible_targz, sha256_file
 from .instruction import render_instruction, render_workspace_readme
+from .ladder import load_ladder
 from .oracle import Oracle
 from .registry import Registry
 from .runtimes.base import Limits
@@ -320,7 +321,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
     ladder_name = "six_rung"
     disclosed = opts.disclose == "recipe"
     _write(tmp / "instruction.md", render_instruction(
-        manifest, n_public=spec.n_public, probes=probes, ladder=ladder_name,
+        manifest, n_public=spec.n_public, probes=probes, ladder=load_ladder(ladder_name),
         recipe=oracle.recipe if disclosed else None, stages=oracle.stages if disclosed else ()))
     _write(tmp / "environment" / "Dockerfile", _agent_dockerfile(toolkit, opts.base_image))
 

@@ -14,13 +14,29 @@ verifier's container at the same path. So a built task with checkpoints carries:
 - ``environment/checkpointer/``: that service's image (the task's base image and one
   standard-library script, generated from :mod:`recon.runtimes.snapshot`). Every
   interval it copies the workspace with the race-free, capped snapshot copier into its
-  own file system (``/checkpoints/NNN/``, with ``meta.json``: seconds since the
-  environment started, sizes, a tree digest). The agent's container shares nothing else
-  with it: it can neither read nor write the snapshots;
+  own file system: ``/checkpoints/NNN/`` holds exactly the agent's files, and its
+  metadata (seconds since the environment started, sizes, whether the copy fitted the
+  caps) goes into ``/checkpoints/NNN.json`` *beside* it, a file the sidecar creates
+  itself (exclusively, never through a link), so nothing the agent writes can become
+  metadata. A snapshot that fails is logged and recorded, and the next one is taken on
+  time. The agent's container shares nothing else with the sidecar: it can neither read
+  nor write the snapshots;
 - the verifier grades ``/app/workspace`` (the reward) and then every snapshot with the
-  same nonce (identical trees are graded once), and writes the series into
-  ``grading.json`` under ``checkpoints``: ``[{"t", "reward", "rung", "binary"}, ...]``,
-  the last entry being the final workspace (``t`` null: the end of the agent phase).
+  same nonce, and writes the series into ``grading.json`` under ``checkpoints``:
+  ``[{"t", "reward", "rung", "binary"}, ...]``, the last entry being the final workspace
+  (``t`` null: the end of the agent phase).
+
+What a series guarantees (:func:`grade_series`):
+
+- a snapshot is graded on that snapshot alone: its runs see their own copy of it and
+  nothing newer (not the final workspace, not other snapshots, not the checkpoint
+  folder). Only a runtime that confines what a run sees can promise that
+  (:attr:`recon.runtimes.base.Runtime.confines_view`); elsewhere the series is refused,
+  never graded wrongly;
+- identical trees are graded once, by a digest the grader computes over its own copy;
+  times come from the sidecar's metadata only;
+- grading reads the folder and never changes it: the same folder and nonce give the
+  same series, however often it is graded.
 
 Times count from the start of the task's environment (the sidecar starts with it, a
 little before the agent's own set-up), the only clock the sidecar has.
@@ -28,15 +44,20 @@ little before the agent's own set-up), the only clock the sidecar has.
 from __future__ import annotations
 
 import re
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
 from . import canonjson
 from .errors import UsageError
+from .grader import grade
+from .runtimes.base import Runtime
+from .runtimes.snapshot import snapshot_workspace, tree_digest
+from .task import Task
 
 __all__ = ["parse_interval", "DEFAULT_INTERVAL", "SERVICE", "SNAPSHOT_ROOT", "compose_file", "checkpointer_files",
-           "grade_series", "snapshot_dirs"]
+           "grade_checkpoints", "grade_series", "snapshot_dirs", "refusal"]
 
 DEFAULT_INTERVAL = 1800.0          # the seed's verifier cadence: every 30 minutes
 SERVICE = "checkpoints"
@@ -107,30 +128,42 @@ CMD ["python3", "-u", "/usr/local/lib/recon-checkpointer/snap.py"]
     return {"Dockerfile": dockerfile, "snap.py": script}
 
 
-_LOOP = '''
+_LOOP = """
 
 # ---- the checkpoint loop -------------------------------------------------------------
-import hashlib as _hashlib
 import json as _json
+import sys as _sys
 import time as _time
 
 
-def _digest(root):
-    h = _hashlib.sha256()
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames.sort()
-        for name in sorted(dirnames + filenames):
-            p = os.path.join(dirpath, name)
-            rel = os.path.relpath(p, root).encode()
-            st = os.lstat(p)
-            if stat.S_ISLNK(st.st_mode):
-                h.update(b"L" + rel + b"\\0" + os.readlink(p).encode() + b"\\0")
-            elif stat.S_ISREG(st.st_mode):
-                with open(p, "rb") as f:
-                    h.update(b"F" + rel + b"\\0" + _hashlib.sha256(f.read()).digest())
-            else:
-                h.update(b"D" + rel + b"\\0")
-    return h.hexdigest()
+def _log(text):
+    # never let an odd file name (undecodable bytes) in a message stop the loop
+    _sys.stdout.write(text.encode("ascii", "backslashreplace").decode("ascii") + "\\n")
+    _sys.stdout.flush()
+
+
+def _write_meta(out, k, meta):
+    # Created exclusively in the sidecar's own folder and never through a link.
+    path = os.path.join(out, "%03d.json" % k)
+    tmp = os.path.join(out, ".%03d.json.tmp" % k)
+    if os.path.lexists(tmp):
+        os.unlink(tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    with os.fdopen(fd, "w") as f:
+        _json.dump(meta, f, sort_keys=True)
+    os.rename(tmp, path)
+
+
+def _take(src, out, k, t0):
+    tmp = os.path.join(out, ".%03d.tmp" % k)
+    if os.path.lexists(tmp):
+        shutil.rmtree(tmp, ignore_errors=True)
+    snap = snapshot_workspace(src, tmp)
+    t = round(_time.monotonic() - t0, 3)
+    os.rename(tmp, os.path.join(out, "%03d" % k))
+    _write_meta(out, k, {"index": k, "t": t, "ok": snap.ok, "reason": snap.reason, "files": snap.files,
+                         "bytes": snap.bytes, "skipped": len(snap.skipped)})
+    return t, ("ok" if snap.ok else snap.reason)
 
 
 def main():
@@ -141,61 +174,100 @@ def main():
     t0 = _time.monotonic()
     k = 0
     while True:
-        k += 1
+        # the next tick of the schedule t0 + k * every (ticks a slow copy overran are skipped)
+        k = max(k + 1, int((_time.monotonic() - t0) // every) + 1)
         _time.sleep(max(0.0, t0 + k * every - _time.monotonic()))
-        tmp = os.path.join(out, ".%03d.tmp" % k)
-        snap = snapshot_workspace(src, tmp)
-        meta = {"index": k, "t": round(_time.monotonic() - t0, 3), "ok": snap.ok, "reason": snap.reason,
-                "files": snap.files, "bytes": snap.bytes, "skipped": snap.skipped[:20],
-                "digest": _digest(tmp) if snap.ok else None}
-        with open(os.path.join(tmp, ".recon-checkpoint.json"), "w") as f:
-            _json.dump(meta, f, sort_keys=True)
-        os.rename(tmp, os.path.join(out, "%03d" % k))
-        print("checkpoint %03d at %.0f s: %s" % (k, meta["t"], "ok" if snap.ok else snap.reason), flush=True)
+        try:
+            t, how = _take(src, out, k, t0)
+            _log("checkpoint %03d at %.0f s: %s" % (k, t, how))
+        except Exception as exc:  # a failed snapshot is recorded and logged; the loop goes on
+            shutil.rmtree(os.path.join(out, ".%03d.tmp" % k), ignore_errors=True)
+            reason = "snapshot failed: %s: %s" % (type(exc).__name__, exc)
+            try:
+                _write_meta(out, k, {"index": k, "t": round(_time.monotonic() - t0, 3), "ok": False,
+                                     "reason": reason[:300], "files": 0, "bytes": 0, "skipped": 0})
+            except Exception:
+                pass
+            _log("checkpoint %03d failed: %s" % (k, reason))
 
 
 if __name__ == "__main__":
     main()
-'''
-
-META = ".recon-checkpoint.json"
+"""
 
 
 def snapshot_dirs(root: Path) -> list[tuple[Path, dict[str, Any]]]:
-    """The complete snapshots under ``root`` in order, with their metadata."""
+    """The snapshots under ``root`` in order, each with the sidecar's metadata
+    (``NNN.json`` beside ``NNN/``). A folder without metadata is not a finished
+    snapshot; metadata is read from regular files only, never through a link."""
     out: list[tuple[Path, dict[str, Any]]] = []
     if not root.is_dir():
         return out
-    for d in sorted(root.iterdir()):
-        if not d.is_dir() or not re.fullmatch(r"\d{3,}", d.name):
+    for meta_path in sorted(root.iterdir()):
+        m = re.fullmatch(r"(\d{3,})\.json", meta_path.name)
+        if m is None or meta_path.is_symlink() or not meta_path.is_file():
             continue
         try:
-            meta = canonjson.read(d / META) if (d / META).is_file() else None
+            meta = canonjson.read(meta_path)
         except (OSError, ValueError):
-            meta = None
+            continue
         if isinstance(meta, dict):
-            out.append((d, meta))
+            out.append((root / m.group(1), meta))
     return out
 
 
-def grade_series(root: Path, final: dict[str, Any], grade_one: Callable[[Path], dict[str, Any]]) -> list[dict[str, Any]]:
-    """Grade every snapshot under ``root`` (identical trees once) and return the series,
-    closed by the final workspace's grading ``final`` (``t`` None)."""
+def refusal(runtime: Runtime) -> str | None:
+    """Why ``runtime`` cannot grade a checkpoint series here, or None."""
+    if runtime.confines_view:
+        return None
+    return (f"the {runtime.name} runtime here cannot confine a run to its own snapshot, so an early snapshot "
+            "could run code written after it; checkpoint series are graded only where it can (bwrap, or local "
+            "with namespaces or Landlock)")
+
+
+def grade_checkpoints(task: Task, final: dict[str, Any], root: Path, *, runtime: Runtime,
+                      **grade_options: Any) -> dict[str, Any]:
+    """Grade the snapshots under ``root`` with the final grading's nonce and record the
+    series in ``final`` (``checkpoints``), or why it was refused (``checkpoints_refused``:
+    the runtime cannot confine a run to its snapshot). Returns ``final``."""
+    why = refusal(runtime)
+    if why is not None:
+        final["checkpoints_refused"] = why
+        return final
+
+    def grade_one(ws: Path) -> dict[str, Any]:
+        return grade(task, ws, runtime=runtime, nonce=final["nonce"], workspace_label=f"checkpoint {ws.name}",
+                     **grade_options)
+
+    with tempfile.TemporaryDirectory(prefix="recon-series-") as scratch:
+        final["checkpoints"] = grade_series(root, final, grade_one, scratch=Path(scratch))
+    return final
+
+
+def grade_series(root: Path, final: dict[str, Any], grade_one: Callable[[Path], dict[str, Any]],
+                 *, scratch: Path) -> list[dict[str, Any]]:
+    """Grade every snapshot under ``root`` and return the series, closed by the final
+    workspace's grading ``final`` (``t`` None).
+
+    Each snapshot is copied once into ``scratch`` (a private folder of the grader's) and
+    graded from that copy; copies with the same digest (computed here, over the copy)
+    share one grading. ``root`` is only read."""
     series: list[dict[str, Any]] = []
     seen: dict[str, dict[str, Any]] = {}
     for d, meta in snapshot_dirs(root):
         t = meta.get("t")
-        entry: dict[str, Any] = {"t": float(t) if isinstance(t, (int, float)) else None, "index": meta.get("index")}
-        if not meta.get("ok", False):
-            entry.update(reward=0.0, rung=0, binary=0, note=str(meta.get("reason", "snapshot failed"))[:200])
+        entry: dict[str, Any] = {"t": float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None,
+                                 "index": int(d.name)}
+        snap = snapshot_workspace(d, scratch / d.name) if meta.get("ok") is True else None
+        if snap is None or not snap.ok:
+            why = meta.get("reason") if snap is None else snap.reason
+            entry.update(reward=0.0, rung=0, binary=0, note=str(why or "snapshot failed")[:200])
         else:
-            digest = str(meta.get("digest"))
+            digest = tree_digest(snap.path)
             if digest not in seen:
-                ws = d
-                (ws / META).unlink(missing_ok=True)  # not part of the agent's workspace
-                g = grade_one(ws)
+                g = grade_one(snap.path)
                 seen[digest] = {"reward": g["reward"], "rung": g["rung"]["index"], "binary": g["binary"]}
-            entry.update(seen[digest])
+            entry.update(seen[digest], digest=digest)
         series.append(entry)
     series.append({"t": None, "index": None, "reward": final["reward"], "rung": final["rung"]["index"],
                    "binary": final["binary"], "final": True})

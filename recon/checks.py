@@ -141,6 +141,9 @@ class CheckFamily:
     expands: str
     summary: str
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: what the agent is told about the family beyond its rung's description, a format
+    #: string over the family's options (the instruction renders it from the ladder)
+    explain: str = ""
 
     def resolve_options(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         out = {k: spec["default"] for k, spec in self.options.items()}
@@ -369,43 +372,67 @@ def param_distance(axes: Mapping[str, Mapping[str, Any]], a: Mapping[str, Any], 
     return math.sqrt(total)
 
 
+def _is_num(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
 def _circular_mean(values: Sequence[float], weights: Sequence[float], period: float) -> float:
     s = sum(w * math.sin(2 * math.pi * v / period) for v, w in zip(values, weights))
     c = sum(w * math.cos(2 * math.pi * v / period) for v, w in zip(values, weights))
     return (math.atan2(s, c) * period / (2 * math.pi)) % period
 
 
-def cell_distance(spec: Mapping[str, Any], a: Any, b: Any) -> float:
-    """How far value ``a`` is from ``b`` for one field: |a-b| for numbers and integers,
-    circular for angles, 0/1 for exact and text, Jaccard distance of the normalised sets,
-    the mean item distance for sequences (a missing or extra item counts 1)."""
+def _unit(spec: Mapping[str, Any], want: Any) -> float:
+    """One tolerance of a scalar field, at the truth ``want`` (0: none)."""
+    kind = spec["kind"]
+    if kind == "number":
+        return max(float(spec.get("abs", 0.0)), float(spec.get("rel", 0.0)) * abs(float(want)))
+    if kind == "integer":
+        return float(max(int(spec.get("tol", 0)), 1))  # an exact integer: one count is one unit
+    if kind == "angle":
+        return float(spec["tol"])
+    return 1.0
+
+
+def cell_distance(spec: Mapping[str, Any], got: Any, want: Any) -> float:
+    """How far ``got`` is from the truth ``want`` for one field, in units of the field's
+    tolerance at the truth: |got - want| / tolerance for numbers and integers (circular
+    for angles), 0/1 for exact and text, the Jaccard distance of the normalised sets, and
+    for sequences the mean item distance, where a length that differs from the truth's
+    is as far as it gets (infinite): an empty or truncated list is never "close"."""
     kind = spec["kind"]
     try:
-        if kind in ("number", "integer"):
-            d = abs(float(a) - float(b))
-            return d if math.isfinite(d) else math.inf
-        if kind == "angle":
-            period = float(spec.get("period", 360.0))
-            d = abs(float(a) - float(b)) % period
-            return min(d, period - d) if math.isfinite(d) else math.inf
+        if kind in ("number", "integer", "angle"):
+            g, w = float(got), float(want)
+            d = abs(g - w)
+            if kind == "angle":
+                period = float(spec.get("period", 360.0))
+                d = d % period
+                d = min(d, period - d)
+            if not math.isfinite(d):
+                return math.inf
+            if d == 0:
+                return 0.0
+            unit = _unit(spec, w)
+            return d / unit if unit > 0 else math.inf
         if kind == "set":
-            ga, bad_a = compare.normalize_set(dict(spec), a)
-            gb, bad_b = compare.normalize_set(dict(spec), b)
+            ga, bad_a = compare.normalize_set(dict(spec), got)
+            gb, bad_b = compare.normalize_set(dict(spec), want)
             # an unparseable item can equal nothing
             sa = set(ga) | {("unparseable", i) for i in range(len(bad_a))}
             sb = set(gb) | {("unparseable-b", i) for i in range(len(bad_b))}
             union = sa | sb
             return 0.0 if not union else 1.0 - len(sa & sb) / len(union)
         if kind == "sequence":
-            n = max(len(a), len(b))
-            if n == 0:
+            if not isinstance(got, list) or len(got) != len(want):
+                return math.inf
+            if not want:
                 return 0.0
             item = spec["item"]
-            total = sum(cell_distance(item, x, y) for x, y in zip(a, b)) + (n - min(len(a), len(b)))
-            return total / n
+            return sum(cell_distance(item, x, y) for x, y in zip(got, want)) / len(want)
     except (TypeError, ValueError, OverflowError):
         return math.inf
-    return 0.0 if compare.within(dict(spec), a, b) else 1.0
+    return 0.0 if compare.within(dict(spec), got, want) else 1.0
 
 
 class PublicOnly:
@@ -452,8 +479,13 @@ class PublicOnly:
         pred = float(ym + (np.asarray(self._features(params), dtype=float) - xm) @ w)
         return pred if math.isfinite(pred) else None
 
-    def predictions(self, name: str, params: Mapping[str, Any]) -> list[tuple[str, Any]]:
-        """(label, value) pairs: what programs that do not compute would print."""
+    def predictions(self, name: str, params: Mapping[str, Any], like: Any = None) -> list[tuple[str, Any]]:
+        """(label, value) pairs: what programs that do not compute would print.
+
+        For sequence and set fields the predictions include element-wise ones (per
+        position for sequences, per element for sets); ``like`` (the truth) lends
+        sequence predictions its length, so an output must beat a public-only guess that
+        even knows how long the answer is."""
         spec = self.fields[name]
         values = [t[name] for t in self.truths if name in t]
         if not values:
@@ -463,38 +495,95 @@ class PublicOnly:
         preds: list[tuple[str, Any]] = [("nearest", nearest)]
         kind = spec["kind"]
         if kind in NUMERIC:
-            nums = [float(v) for v in values]
-            raw: list[tuple[str, float | None]] = []
-            if kind == "angle":
-                period = float(spec.get("period", 360.0))
-                for p in IDW_POWERS:
-                    raw.append((f"idw{p}", None if min(dist) == 0 else
-                                _circular_mean(nums, [d ** -p for d in dist], period)))
-                raw.append(("mean", _circular_mean(nums, [1.0] * len(nums), period)))
-                # the circular median: the public value closest to all others
-                raw.append(("median", min(nums, key=lambda v: sum(cell_distance(spec, v, u) for u in nums))))
+            preds += self._numeric(spec, [float(v) for v in values], dist, params)
+        elif kind == "sequence":
+            preds.append(("mode", self._mode(spec, values)))
+            if isinstance(like, list):
+                preds += self._elementwise(spec["item"], values, dist, len(like), nearest)
+        elif kind == "set":
+            preds.append(("mode", self._mode(spec, values)))
+            preds += self._set_votes(spec, values)
+        else:
+            preds.append(("mode", self._mode(spec, values)))
+        return preds
+
+    def _numeric(self, spec: Mapping[str, Any], nums: list[float], dist: list[float],
+                 params: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
+        """IDW, mean, median and (given parameters) the linear fit of numeric values."""
+        kind = spec["kind"]
+        raw: list[tuple[str, float | None]] = []
+        if kind == "angle":
+            period = float(spec.get("period", 360.0))
+            for p in IDW_POWERS:
+                raw.append((f"idw{p}", None if min(dist) == 0 else
+                            _circular_mean(nums, [d ** -p for d in dist], period)))
+            raw.append(("mean", _circular_mean(nums, [1.0] * len(nums), period)))
+            # the circular median: the public value closest to all others
+            raw.append(("median", min(nums, key=lambda v: sum(cell_distance(spec, v, u) for u in nums))))
+            if params is not None:
                 lin_s = self._linear([math.sin(2 * math.pi * v / period) for v in nums], params)
                 lin_c = self._linear([math.cos(2 * math.pi * v / period) for v in nums], params)
                 raw.append(("linear", None if lin_s is None or lin_c is None else
                             (math.atan2(lin_s, lin_c) * period / (2 * math.pi)) % period))
                 lin = self._linear(nums, params)
                 raw.append(("linear-raw", None if lin is None else lin % period))
-            else:
-                for p in IDW_POWERS:
-                    raw.append((f"idw{p}", None if min(dist) == 0 else
-                                sum(v * d ** -p for v, d in zip(nums, dist)) / sum(d ** -p for d in dist)))
-                raw.append(("mean", sum(nums) / len(nums)))
-                ordered = sorted(nums)
-                mid = len(ordered) // 2
-                raw.append(("median", ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2))
-                raw.append(("linear", self._linear(nums, params)))
-            for label, v in raw:
-                if v is None or not math.isfinite(v):
-                    continue
-                preds.append((label, int(round(v)) if kind == "integer" else float(v)))
         else:
-            preds.append(("mode", self._mode(spec, values)))
-        return preds
+            for p in IDW_POWERS:
+                raw.append((f"idw{p}", None if min(dist) == 0 else
+                            sum(v * d ** -p for v, d in zip(nums, dist)) / sum(d ** -p for d in dist)))
+            raw.append(("mean", sum(nums) / len(nums)))
+            ordered = sorted(nums)
+            mid = len(ordered) // 2
+            raw.append(("median", ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2))
+            if params is not None:
+                raw.append(("linear", self._linear(nums, params)))
+        out: list[tuple[str, Any]] = []
+        for label, v in raw:
+            if v is None or not math.isfinite(v):
+                continue
+            out.append((label, int(round(v)) if kind == "integer" else float(v)))
+        return out
+
+    def _elementwise(self, item: Mapping[str, Any], values: list[Any], dist: list[float], length: int,
+                     nearest: Any) -> list[tuple[str, Any]]:
+        """Sequences of ``length`` built position by position from the public sequences:
+        the mean, median and inverse-distance mean of the public items at each position
+        (a position no public sequence reaches takes the statistic over all their items),
+        the nearest scenario's items, and for non-numeric items the most common one."""
+        seqs = [v for v in values if isinstance(v, list)]
+        if length == 0:
+            return [("elementwise", [])]
+        pooled = [x for sq in seqs for x in sq]
+        if not pooled:
+            return []
+        labels: dict[str, list[Any]] = {}
+        for i in range(length):
+            here = [(sq[i], d) for sq, d in zip(seqs, dist) if i < len(sq)]
+            column = [x for x, _ in here] if here else pooled
+            weights = [d for _, d in here] if here else [1.0] * len(pooled)
+            if item["kind"] in NUMERIC and all(_is_num(x) for x in column):
+                for label, v in self._numeric(item, [float(x) for x in column], weights, None):
+                    labels.setdefault(f"elementwise-{label}", []).append(v)
+            else:
+                labels.setdefault("elementwise-mode", []).append(self._mode(item, column))
+        near = nearest if isinstance(nearest, list) else []
+        if near:
+            labels["elementwise-nearest"] = [near[min(i, len(near) - 1)] for i in range(length)]
+        return [(label, seq) for label, seq in labels.items() if len(seq) == length]
+
+    @staticmethod
+    def _set_votes(spec: Mapping[str, Any], values: list[Any]) -> list[tuple[str, Any]]:
+        """The elements in at least half of the public sets (majority) and in all of them."""
+        sets = [set(compare.normalize_set(dict(spec), v)[0]) for v in values if isinstance(v, list)]
+        if not sets:
+            return []
+        counts: dict[str, int] = {}
+        for st in sets:
+            for x in st:
+                counts[x] = counts.get(x, 0) + 1
+        majority = sorted(x for x, c in counts.items() if 2 * c >= len(sets))
+        common = sorted(x for x, c in counts.items() if c == len(sets))
+        return [("elementwise-majority", majority), ("elementwise-common", common)]
 
     @staticmethod
     def _mode(spec: Mapping[str, Any], values: Sequence[Any]) -> Any:
@@ -563,7 +652,7 @@ def check_tracks(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
     model = ctx.public_only()
     for name, spec in sorted(ctx.fields.items()):
         cells = [judge_cell(spec, oc.graded.id, oc.output[name], oc.graded.truth[name],
-                            model.predictions(name, oc.graded.parameters)) for oc in usable]
+                            model.predictions(name, oc.graded.parameters, oc.graded.truth[name])) for oc in usable]
         wins = sum(c.win for c in cells)
         need = _needed(win_share, len(cells))
         hard = [c for c in cells if not c.predictable]
@@ -607,7 +696,11 @@ CHECKS: dict[str, CheckFamily] = {f.name: f for f in (
                                "description": "share of graded scenarios a field must win (rounded up)"},
                  "unpredictable_win_share": {**_SHARE_OPTION, "default": "1/2",
                                              "description": "share of the scenarios no public-only prediction "
-                                                            "gets within tolerance that a field must win (rounded up)"}}),
+                                                            "gets within tolerance that a field must win (rounded up)"}},
+                "A field wins a graded scenario when its value is within tolerance, or strictly closer to the truth "
+                "than every public-only prediction; it follows the truth when it wins at least {win_share} of the "
+                "graded scenarios and at least {unpredictable_win_share} of those that no public-only prediction gets "
+                "within tolerance (both rounded up)."),
     CheckFamily("graded_match", check_graded_match, "per graded scenario and field",
                 "every field of every hidden scenario and probe is within tolerance"),
 )}

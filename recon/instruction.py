@@ -12,6 +12,9 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Sequence
 
+from .checks import CHECKS
+from .ladder import Ladder
+
 __all__ = ["render_instruction", "render_workspace_readme", "KIND_WORDS"]
 
 KIND_WORDS = {
@@ -106,7 +109,40 @@ author's words. The hidden scenarios and the grading are the same as without it.
 """
 
 
-def render_instruction(manifest: dict[str, Any], *, n_public: int, probes: int, ladder: str,
+def _ladder_section(ladder: Ladder, probes: int) -> str:
+    """"How you are graded", rendered from the ladder's own data (its rungs, their
+    descriptions and quorums), so the instruction and the grader cannot disagree."""
+    n = len(ladder.rungs)
+    lines = []
+    for r in ladder.rungs:
+        text = " ".join(r.description.split())
+        for family in r.checks:
+            explain = CHECKS[family].explain
+            if explain:
+                text += " " + explain.format(**r.options_for(family))
+        q = r.quorum
+        if q.share or q.at_least:
+            per = " and ".join(CHECKS[f].expands for f in r.checks)
+            bounds = [str(q.at_least)] if q.at_least else []
+            if q.share:
+                bounds.append(f"{q.share.numerator}/{q.share.denominator} of its checks (rounded down)")
+            allowed = bounds[0] if len(bounds) == 1 else f"the larger of {bounds[0]} and {bounds[1]}"
+            text += f" It counts one check {per} and passes when at most {allowed} fail, always fewer than half."
+        lines.append(f"{r.index}. **{r.name}** ({r.index}/{n}): {text}")
+    rungs = "\n".join(lines)
+    return f"""## How you are graded
+
+A {n}-rung ladder (`{ladder.name}`), examined from the bottom: a rung counts only when every
+rung below it passed. The graded scenarios are the hidden ones and {probes} fresh
+probes drawn when grading.
+
+{rungs}
+
+The reward is `(k + f) / {n}`, where k is the highest rung passed and f the fraction of the
+next rung's checks that passed, so partial progress counts; 1.0 needs all {n}."""
+
+
+def render_instruction(manifest: dict[str, Any], *, n_public: int, probes: int, ladder: Ladder,
                        recipe: str | None = None, stages: Sequence[str] = ()) -> str:
     """``instruction.md`` from the public ``manifest`` (see :meth:`recon.Oracle.public`).
 
@@ -181,17 +217,7 @@ you never see and on fresh scenarios drawn when grading.
 `/app/workspace/reconstruct.py` (the workspace is the only thing graded; keep any
 helper modules next to it).
 
-## How you are graded
-
-A six-rung ladder ({ladder}): (1) the workspace holds something you wrote; (2)
-`reconstruct.py` exists and compiles; (3) on the published scenarios it exits 0 and
-prints an object with every field of the right kind; (4) the same holds on every
-hidden scenario and on {probes} fresh probes; (5) anti-memorization: your outputs are
-not replays of published outputs, every field that varies in the truth varies in
-your outputs, and they change when a parameter change changes the truth; (6) every
-field of every hidden scenario and probe is within tolerance. The reward is
-`(k + f) / 6`, where k is the highest rung passed and f the fraction of the next
-rung's checks passed, so partial progress counts; 1.0 needs all six.
+{_ladder_section(ladder, probes)}
 {_recipe_section(recipe, stages) if recipe is not None else ""}"""
 
 

@@ -33,7 +33,10 @@ from .errors import CanonicalJSONError, OracleRunError, PluginError
 from .evidence import DEFAULT_REVEALS, EVIDENCE_LEVELS, Evidence, check_level, level_rank
 from .outputs import Output
 
-__all__ = ["oracle", "Oracle"]
+__all__ = ["oracle", "Oracle", "ENTRY_POINT_GROUP"]
+
+#: the entry-point group third-party packages register their oracle modules under
+ENTRY_POINT_GROUP = "recon.oracles"
 
 NAME_RE = re.compile(r"^[a-z][a-z0-9_]*$")
 FIELD_RE = re.compile(r"^[a-z_][a-z0-9_]*$")

@@ -26,11 +26,10 @@ from types import ModuleType
 from typing import Callable, Iterable
 
 from .errors import DuplicateOracleError, PluginError, UnknownOracleError
-from .oracle import Oracle
+from .oracle import ENTRY_POINT_GROUP, Oracle
 
 __all__ = ["Registry", "Broken", "ENTRY_POINT_GROUP", "BUILTIN_PACKAGE", "missing_distributions", "install_command"]
 
-ENTRY_POINT_GROUP = "recon.oracles"
 BUILTIN_PACKAGE = "recon.artifacts"
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import textwrap
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable
@@ -95,9 +96,16 @@ def test_cell_distances_per_kind() -> None:
     assert cell_distance(Text(normalize="casefold").spec(), "A ", "a") == 0.0
     assert cell_distance(SetOf().spec(), ["a", "b"], ["b", "c"]) == pytest.approx(2 / 3)
     assert cell_distance(SetOf().spec(), [], []) == 0.0
+    # distances are in units of the field's tolerance, at the truth
+    assert cell_distance(Number(abs=0.5).spec(), 1.0, 3.5) == pytest.approx(5.0)
+    assert cell_distance(Number(rel=0.1).spec(), 9.0, 10.0) == pytest.approx(1.0)
+    assert cell_distance(Integer(tol=2).spec(), 7, 4) == pytest.approx(1.5)
     seq = SequenceOf(Number(abs=0.1)).spec()
-    assert cell_distance(seq, [1.0, 2.0], [1.0, 3.0]) == pytest.approx(0.5)
-    assert cell_distance(seq, [1.0], [1.0, 3.0, 5.0]) == pytest.approx(2 / 3)  # two missing items count 1 each
+    assert cell_distance(seq, [1.0, 2.0], [1.0, 3.0]) == pytest.approx(5.0)     # (0 + 10) / 2 tolerances
+    # a length that differs from the truth's is as far as it gets: an empty list is never close
+    assert cell_distance(seq, [1.0], [1.0, 3.0, 5.0]) == math.inf
+    assert cell_distance(seq, [], [1.0, 3.0]) == math.inf
+    assert cell_distance(seq, [], []) == 0.0
     assert cell_distance(Number(abs=1).spec(), 1e308, -1e308) == math.inf
 
 
@@ -123,6 +131,29 @@ def test_predictions_cover_the_programs_that_do_not_compute() -> None:
     # a field that is linear in the parameters is predictable from the public data alone
     cell = judge_cell(FIELDS["y"], "probe_1", 99.0, 16.0, model.predictions("y", probe))
     assert not cell.win and cell.predictable and "within tolerance" in cell.how
+
+
+def test_sequence_and_set_predictions_are_elementwise() -> None:
+    axes = {"a": {"kind": "float", "lo": 0.0, "hi": 1.0}}
+    fields = {"v": SequenceOf(Number(abs=0.01)).spec(), "s": SetOf().spec()}
+    public = [({"a": 0.1}, {"v": [1.0, 2.0, 3.0], "s": ["x", "y"]}),
+              ({"a": 0.5}, {"v": [3.0, 4.0], "s": ["x"]}),
+              ({"a": 0.9}, {"v": [5.0, 6.0, 7.0, 8.0], "s": ["x", "z"]})]
+    model = PublicOnly(axes, fields, public)
+    preds = dict(model.predictions("v", {"a": 0.45}, like=[0.0, 0.0, 0.0]))
+    # sized like the truth, position by position over the public sequences that reach it
+    assert preds["elementwise-mean"] == pytest.approx([3.0, 4.0, 5.0])
+    assert preds["elementwise-median"] == pytest.approx([3.0, 4.0, 5.0])
+    assert preds["elementwise-nearest"] == [3.0, 4.0, 4.0]
+    assert preds["nearest"] == [3.0, 4.0]
+    sets = dict(model.predictions("s", {"a": 0.45}))
+    assert sets["elementwise-majority"] == ["x"] and sets["elementwise-common"] == ["x"]
+    # an empty list loses to the element-wise mean; an honest, slightly-off sequence wins
+    truth = [3.2, 4.1, 5.3]
+    preds_l = model.predictions("v", {"a": 0.45}, like=truth)
+    assert not judge_cell(fields["v"], "h", [], truth, preds_l).win
+    assert not judge_cell(fields["v"], "h", [3.0, 4.0, 5.0], truth, preds_l).win   # the mean itself
+    assert judge_cell(fields["v"], "h", [3.19, 4.12, 5.25], truth, preds_l).win
 
 
 def test_cell_rule() -> None:
@@ -189,6 +220,25 @@ def _constant_mode(ws: Path, task: Path) -> None:
     (ws / "reconstruct.py").write_text(f"import sys\nsys.stdin.read()\nprint({outs.most_common(1)[0][0]!r})\n")
 
 
+def _empty_lists(ws: Path, task: Path) -> None:
+    """The reference with its first three sequence fields printed as [] and two numeric
+    fields constant: garbage on more fields than rung 5's quorum forgives."""
+    fields = load_task(task).outputs
+    seqs = sorted(n for n, s in fields.items() if s["kind"] in ("sequence", "set"))[:3]
+    consts = sorted(n for n, s in fields.items() if s["kind"] == "number")[:2]
+    shutil.copyfile(task / "solution" / "reconstruct.py", ws / "ref_impl.py")
+    (ws / "reconstruct.py").write_text(textwrap.dedent(f"""
+        import json, sys
+        import ref_impl
+        out = ref_impl.solve(json.load(sys.stdin))
+        for name in {seqs!r}:
+            out[name] = []
+        for name in {consts!r}:
+            out[name] = 1.0
+        print(json.dumps(out))
+    """))
+
+
 PROGRAMS: dict[str, tuple[Callable[[Path, Path], None], float, float]] = {
     # name: (writer, lowest reward, highest reward)
     "reference": (_reference, 1.0, 1.0),
@@ -198,8 +248,11 @@ PROGRAMS: dict[str, tuple[Callable[[Path, Path], None], float, float]] = {
     "constant mode": (_constant_mode, 0.0, FIVE_SIXTHS - 1e-6),
     "replay": (_generated("replay"), 0.0, FIVE_SIXTHS - 1e-6),
     "interpolation": (_generated("interpolation"), 0.0, FIVE_SIXTHS - 1e-6),
+    "empty lists": (_empty_lists, 0.0, FIVE_SIXTHS - 1e-6),
 }
-CASES = [(t, p) for t in BUILTINS for p in PROGRAMS]
+CASES = [(t, p) for t in BUILTINS for p in PROGRAMS if p != "empty lists"]
+# the empty-lists control needs sequence fields (lidar_icp has none)
+CASES += [(t, "empty lists") for t in ("acoustic_beamforming", "chem_smarts")]
 
 
 @pytest.mark.parametrize("task_name,program", CASES)

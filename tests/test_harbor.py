@@ -212,17 +212,36 @@ def test_verifier_grades_the_reference_twenty_times_in_a_row_beside_a_host_gradi
     assert rewards == ["1.0"] * len(rewards)
 
 
+ATTACKER = """import glob, runpy, sys
+me = open(__file__).read()
+for path in ["/app/workspace/reconstruct.py", *sorted(glob.glob("/checkpoints/*/reconstruct.py")),
+             *sorted(glob.glob("/checkpoints/*/*/reconstruct.py"))]:
+    try:
+        text = open(path).read()
+    except OSError:
+        continue
+    if text != me:
+        sys.argv = [path]
+        runpy.run_path(path, run_name="__main__")
+        raise SystemExit(0)
+sys.stdin.read()
+print("{}")
+"""
+
+
 def test_checkpoints_are_taken_out_of_the_agents_reach_and_graded(tmp_path: Path, session_registry: Registry,
                                                                    harbor: str, engine: dict[str, list[str]]) -> None:
     """A scripted agent improves its workspace in three steps during a short trial; the
     task's sidecar snapshots it every 4 s, the verifier grades every snapshot, and the
-    agent can see none of them."""
+    agent can see none of them. Its first step only runs whatever solver it finds at
+    grading time (the final workspace, later snapshots): graded in the unprivileged
+    verifier container, that snapshot must see nothing newer than itself."""
     task = build_task(session_registry, "lidar_icp", tmp_path / "built", workers=2, checkpoint_every=4.0).path
     task = _public_copy(task, tmp_path)
     stages = tmp_path / "stages"
     stages.mkdir()
     reference = (task / "solution" / "reconstruct.py").read_text()
-    (stages / "1.py").write_text('print("{}")\n')                         # speaks no contract
+    (stages / "1.py").write_text(ATTACKER)                               # finds no solver: no contract
     wrong = reference.replace('"coarse_shift_m": float(np.linalg.norm(coarse["t"])),',
                               '"coarse_shift_m": float(np.linalg.norm(coarse["t"])) * 1.5,')
     assert wrong != reference

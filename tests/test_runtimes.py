@@ -27,6 +27,7 @@ from recon.errors import RuntimeUnavailable
 from recon.runtimes import Limits, RunResult, Runtime, pick_runtime_name
 from recon.runtimes.base import env_for_submission
 from recon.runtimes.bwrap import BwrapRuntime, bwrap_available
+from recon.runtimes._launcher import landlock_abi
 from recon.runtimes.local import LocalRuntime
 
 IS_ROOT = os.geteuid() == 0
@@ -427,6 +428,54 @@ def test_runtime_hides_the_recon_package(kind: str, tmp_path: Path) -> None:
     assert first == b"hidden" and json.loads(second) == []
 
 
+CHECKOUT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("kind", ["local", "local-nons", "local-nodrop", "bwrap"])
+def test_a_run_sees_only_what_it_needs(kind: str, tmp_path: Path) -> None:
+    """Not the checkout recon runs from (its .git holds every oracle's history), not the
+    oracle sources, not RECON_HOME (the build secret), not another workspace: only the
+    system, the interpreter, the public app and its own copy of the workspace."""
+    rt = _make(kind)
+    if not rt.confines_view:
+        pytest.skip("this runtime cannot confine a run here (it warns, and refuses checkpoint series)")
+    other = Path(tempfile.mkdtemp(prefix=".other-ws-", dir=CHECKOUT / "tests"))
+    try:
+        (other / "solver.py").write_text("SECRET = 42\n")
+        secrets_to_try = [CHECKOUT / "artifacts" / "lidar_icp" / "reference.py", CHECKOUT / "pyproject.toml",
+                          CHECKOUT / "tests" / "conftest.py", other / "solver.py",
+                          Path(os.environ["RECON_HOME"]), Path.home() / ".local" / "share" / "recon"]
+        if (CHECKOUT / ".git").exists():
+            secrets_to_try.append(CHECKOUT / ".git" / "HEAD")
+        res = run(rt, tmp_path, """
+            import json, os, subprocess, sys
+            paths = json.load(sys.stdin)["parameters"]["paths"]
+            seen = []
+            for p in paths:
+                try:
+                    if os.path.isdir(p):
+                        os.listdir(p)
+                    else:
+                        open(p, "rb").read(1)
+                    seen.append(p)
+                except OSError:
+                    pass
+            try:
+                out = subprocess.run(["git", "--git-dir", paths[-1].rsplit("/", 1)[0], "show",
+                                      "HEAD:artifacts/lidar_icp/reference.py"], capture_output=True, timeout=10)
+                if out.returncode == 0 and out.stdout:
+                    seen.append("git show")
+            except (OSError, subprocess.SubprocessError):
+                pass
+            import numpy  # the interpreter's packages stay usable
+            print(json.dumps(seen))
+        """, scenario={"id": "p", "parameters": {"paths": [str(p) for p in secrets_to_try]}})
+        assert res.exit_code == 0, res.failure()
+        assert json.loads(res.stdout) == []
+    finally:
+        shutil.rmtree(other, ignore_errors=True)
+
+
 def test_concurrent_runs(rt_all: Runtime, tmp_path: Path) -> None:
     rt = rt_all
     ws = workspace(tmp_path, "import json, sys\nprint(json.load(sys.stdin)['id'])\n")
@@ -441,17 +490,20 @@ def test_concurrent_runs(rt_all: Runtime, tmp_path: Path) -> None:
 
 def test_local_warnings_and_isolation_flag() -> None:
     rt = LocalRuntime()
+    landlock = landlock_abi() >= 1
     if IS_ROOT:
-        assert rt.isolates_hidden
+        assert rt.isolates_hidden and rt.confines_view
         assert not any("cannot hide hidden data" in w for w in rt.warnings())
+        # without a uid of its own, a run is confined by Landlock where the kernel has it
         nodrop = LocalRuntime(drop_privileges=False)
-        assert not nodrop.isolates_hidden
+        assert nodrop.isolates_hidden == landlock and nodrop.confines_view == landlock
     else:
-        assert not rt.isolates_hidden
-        assert ("local runtime without root cannot hide hidden data from the submission; "
-                "use --runtime bwrap") in rt.warnings()
-    # the oracle's source is hidden only where namespaces let the runtime cover it
-    assert any("oracle" in w for w in rt.warnings()) == (rt.mode != "isolate")
+        assert rt.confines_view == rt.isolates_hidden == landlock
+    bare = LocalRuntime(drop_privileges=False, landlock=False) if IS_ROOT else LocalRuntime(landlock=False)
+    assert not bare.isolates_hidden and not bare.confines_view
+    assert any("cannot hide hidden data" in w for w in bare.warnings())
+    assert any("checkpoint series are not graded" in w for w in bare.warnings())
+    assert any("checkpoint series" in w for w in rt.warnings()) != rt.confines_view
 
 
 def test_bwrap_available_is_cached_bool() -> None:

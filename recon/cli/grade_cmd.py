@@ -1,7 +1,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import click
 
@@ -51,14 +50,14 @@ def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, 
         g = grade(task, workspace, runtime=rt, nonce=nonce, probes=probes, ladder=ladder, timeout=timeout,
                   registry=registry, workspace_label=label, progress=bar)
     if checkpoints is not None:
-        from ..checkpoints import grade_series  # noqa: PLC0415
+        from ..checkpoints import grade_checkpoints  # noqa: PLC0415
 
-        def grade_snapshot(ws: Path) -> dict[str, Any]:
-            return grade(task, ws, runtime=rt, nonce=g["nonce"], probes=probes, ladder=ladder, timeout=timeout,
-                         registry=registry, workspace_label=f"checkpoint {ws.name}")
-
-        g["checkpoints"] = grade_series(checkpoints, g, grade_snapshot)
-        info(f"graded {len(g['checkpoints']) - 1} checkpoint(s) from {checkpoints}", quiet or as_json)
+        grade_checkpoints(task, g, checkpoints, runtime=rt, probes=probes, ladder=ladder, timeout=timeout,
+                          registry=registry)
+        if "checkpoints_refused" in g:
+            info(f"warning: checkpoints not graded: {g['checkpoints_refused']}")
+        else:
+            info(f"graded {len(g['checkpoints']) - 1} checkpoint(s) from {checkpoints}", quiet or as_json)
     if out is not None:
         write_outputs(g, out)
     if history is not None:

@@ -19,20 +19,29 @@ Modes (``cfg["mode"]``):
     PID namespace, frozen with SIGSTOP before being killed so a fork storm cannot outrun
     the sweep; world-writable temp directories are then purged of the uid's files.
 ``isolate``
-    (root with CAP_SYS_ADMIN) new mount, PID, network, IPC and UTS namespaces. Inside:
-    fresh tmpfs on /tmp, /var/tmp and /dev/shm (the run's own directory bound back),
-    private paths covered by empty tmpfs, a fresh /proc (the grader's processes and
-    command lines are invisible), loopback only. The target runs under a tiny init
-    (PID 1 of the namespace, root) that reaps everything; when the target exits, init
-    exits and the kernel kills whatever is left in the namespace. Nothing outside the
-    namespace is ever signalled, so two graders (on the host and in a container) that
-    happen to use the same uid cannot touch each other's runs.
+    (root with CAP_SYS_ADMIN) new mount, PID, network, IPC and UTS namespaces, and a
+    new root file system that holds only what the run needs (``view``): the system
+    directories, the interpreter's prefix and the public app read-only, the run's own
+    directory writable, fresh tmpfs on /tmp, /var/tmp and /dev/shm, a minimal /dev, a
+    fresh /proc (the grader's processes and command lines are invisible), loopback only.
+    Everything else on the machine -- the checkout recon runs from, its ``.git``,
+    RECON_HOME, the original workspace, other checkpoints -- does not exist for the run.
+    The target runs under a tiny init (PID 1 of the namespace, root) that reaps
+    everything; when the target exits, init exits and the kernel kills whatever is left
+    in the namespace. Nothing outside the namespace is ever signalled, so two graders (on
+    the host and in a container) that happen to use the same uid cannot touch each
+    other's runs.
+
+``landlock`` (with ``supervise`` or ``reap``, where namespaces are refused): the same
+allow-list enforced by the kernel's Landlock LSM on the target itself: it may read only
+the listed paths, write only its run directory and the temp directories, open no TCP
+socket and signal no process outside its own domain.
 
 Config keys: argv, env, cwd, rlimits {name: [soft, hard]}, nproc_relative, uid, gid,
 expose [[top, [path, ...]], ...] (mount a tmpfs on ``top`` and bind ``path``s back so an
-unprivileged user can reach them), tmpfs [[dir, size, [keep, ...]], ...] and hide [path,
-...] (isolate), net (isolate: unshare the network), no_new_privs, pdeathsig, mode,
-status_fd.
+unprivileged user can reach them), view {root, ro, rw, tmp, hide} (isolate), landlock
+{ro, rw} (supervise, reap), net (isolate: unshare the network), no_new_privs,
+pdeathsig, mode, status_fd.
 
 Setup errors are written to ``status_fd`` (close-on-exec) as ``error: ...``, so the grader
 can tell "the sandbox could not start" from anything the submission prints or returns.
@@ -59,7 +68,11 @@ CLONE_NEWIPC = 0x08000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
-MS_BIND, MS_REC, MS_PRIVATE = 4096, 16384, 1 << 18
+MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
+MNT_DETACH = 2
+#: pivot_root(2) by machine; the Landlock calls share one number on every architecture
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41}
+SYS_LANDLOCK_CREATE_RULESET, SYS_LANDLOCK_ADD_RULE, SYS_LANDLOCK_RESTRICT_SELF = 444, 445, 446
 SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
 
 _libc = None
@@ -123,15 +136,144 @@ def expose(plan: list[list[Any]]) -> None:
         _cover(top, list(paths), 1 << 20, "0755")
 
 
-def hide(paths: list[str]) -> None:
-    """Cover private directories with an empty read-only tmpfs, private files with /dev/null."""
-    for p in paths:
-        if not os.path.lexists(p) or os.path.islink(p):
+# --------------------------------------------------------------------------- the run's view
+
+
+def _bind(src: str, dst: str, *, readonly: bool) -> None:
+    """Bind ``src`` at ``dst`` (created as an empty directory or file first)."""
+    if os.path.isdir(src):
+        os.makedirs(dst, 0o755, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(dst), 0o755, exist_ok=True)
+        open(dst, "ab").close()
+    _mount(src, dst, None, MS_BIND | MS_REC, None)
+    if readonly:
+        _mount(None, dst, None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+
+
+def _pivot_root(new: str, old: str) -> None:
+    nr = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if nr is None:
+        raise OSError(0, f"pivot_root: unknown system call number on {os.uname().machine}")
+    _check(_c().syscall(nr, new.encode(), old.encode()), "pivot_root")
+
+
+def build_view(view: dict[str, Any]) -> None:
+    """Make a new root holding only the run's view and switch to it (needs a private
+    mount namespace). ``root``: an empty directory to build it in; ``tmp``: [[dir, size]]
+    fresh tmpfs; ``ro`` / ``rw``: paths bound at their own place, read-only / writable
+    (binds are applied after the tmpfs, parents before children, so a run directory
+    under /tmp lands on the fresh /tmp); ``hide``: paths inside the view covered by an
+    empty tmpfs (recon's own package inside an interpreter prefix, oracle-only tools)."""
+    root = view["root"]
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m")
+    dev = root + "/dev"
+    os.makedirs(dev, 0o755)
+    _mount("tmpfs", dev, "tmpfs", MS_NOSUID, "mode=0755,size=64k")
+    for name in ("null", "zero", "full", "random", "urandom", "tty"):
+        if os.path.exists("/dev/" + name):
+            _bind("/dev/" + name, f"{dev}/{name}", readonly=False)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"), ("stdout", "/proc/self/fd/1"),
+                         ("stderr", "/proc/self/fd/2")):
+        os.symlink(target, f"{dev}/{name}")
+    os.makedirs(root + "/proc", 0o555)
+    for d, size in view.get("tmp", []):
+        os.makedirs(root + d, 0o755, exist_ok=True)
+        _mount("tmpfs", root + d, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=1777,size={max(int(size), 4096)}")
+    binds = [(p, True) for p in view.get("ro", [])] + [(p, False) for p in view.get("rw", [])]
+    for p, readonly in sorted(binds, key=lambda b: (b[0].count("/"), b[0])):
+        if not os.path.lexists(p):
             continue
-        if os.path.isdir(p):
-            _mount("tmpfs", p, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0000,size=4096")
-        else:
-            _mount("/dev/null", p, None, MS_BIND, None)
+        if os.path.islink(p) and p.count("/") == 1:   # /bin -> usr/bin on a merged-/usr system
+            if not os.path.lexists(root + p):
+                os.symlink(os.readlink(p), root + p)
+            continue
+        _bind(os.path.realpath(p), root + p, readonly=readonly)
+    for h in view.get("hide", []):
+        if os.path.isdir(root + h) and not os.path.islink(root + h):
+            _mount("tmpfs", root + h, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0000,size=4096")
+        elif os.path.isfile(root + h):
+            _mount("/dev/null", root + h, None, MS_BIND, None)
+    old = root + "/.old-root"
+    os.mkdir(old, 0o700)
+    _pivot_root(root, old)
+    os.chdir("/")
+    _check(_c().umount2(b"/.old-root", MNT_DETACH), "umount old root")
+    os.rmdir("/.old-root")
+    _mount(None, "/", None, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+
+
+# --------------------------------------------------------------------------- Landlock
+
+LL_EXECUTE, LL_WRITE_FILE, LL_READ_FILE, LL_READ_DIR = 1, 2, 4, 8
+LL_FILE_RIGHTS_ABI1 = LL_EXECUTE | LL_WRITE_FILE | LL_READ_FILE
+LL_TRUNCATE, LL_IOCTL_DEV = 1 << 14, 1 << 15
+LL_NET_ALL = 1 | 2                    # bind and connect TCP
+LL_SCOPE_ALL = 1 | 2                  # abstract unix sockets, signals
+
+
+def landlock_abi() -> int:
+    """The kernel's Landlock ABI version (0: not available)."""
+    try:
+        v = int(_c().syscall(SYS_LANDLOCK_CREATE_RULESET, None, 0, 1))
+    except (OSError, AttributeError):  # pragma: no cover - no syscall() in this libc
+        return 0
+    return max(v, 0)
+
+
+def _handled_fs(abi: int) -> int:
+    rights = (1 << 13) - 1                 # ABI 1: execute .. make_sym
+    if abi >= 2:
+        rights |= 1 << 13                  # refer
+    if abi >= 3:
+        rights |= LL_TRUNCATE
+    if abi >= 5:
+        rights |= LL_IOCTL_DEV
+    return rights
+
+
+def landlock(rules: dict[str, Any]) -> None:
+    """Restrict this process (and all it starts) to ``rules``: ``ro`` paths readable and
+    executable, ``rw`` paths fully usable, nothing else of the file system; no TCP; no
+    signals or abstract sockets outside the domain (where the kernel's ABI has them)."""
+    import ctypes  # noqa: PLC0415
+    import stat as _stat  # noqa: PLC0415
+    import struct  # noqa: PLC0415
+
+    abi = landlock_abi()
+    if abi < 1:
+        raise OSError(0, "landlock is not available in this kernel")
+    fs = _handled_fs(abi)
+    attr = struct.pack("=Q", fs)
+    if abi >= 4:
+        attr += struct.pack("=Q", LL_NET_ALL)
+    if abi >= 6:
+        attr += struct.pack("=Q", LL_SCOPE_ALL)
+    buf = ctypes.create_string_buffer(attr, len(attr))
+    rfd = int(_c().syscall(SYS_LANDLOCK_CREATE_RULESET, buf, len(attr), 0))
+    if rfd < 0:
+        _check(-1, "landlock_create_ruleset")
+    file_rights = LL_FILE_RIGHTS_ABI1 | (fs & (LL_TRUNCATE | LL_IOCTL_DEV))
+    read = LL_EXECUTE | LL_READ_FILE | LL_READ_DIR
+    try:
+        for paths, access in ((rules.get("ro", []), read), (rules.get("rw", []), fs)):
+            for p in paths:
+                try:
+                    pfd = os.open(p, os.O_PATH | os.O_CLOEXEC)
+                except OSError:
+                    continue  # a path that does not exist grants nothing
+                try:
+                    allowed = access & fs
+                    if not _stat.S_ISDIR(os.fstat(pfd).st_mode):
+                        allowed &= file_rights
+                    rule = ctypes.create_string_buffer(struct.pack("=Qi", allowed, pfd), 12)
+                    _check(int(_c().syscall(SYS_LANDLOCK_ADD_RULE, rfd, 1, rule, 0)), f"landlock_add_rule {p}")
+                finally:
+                    os.close(pfd)
+        _prctl(PR_SET_NO_NEW_PRIVS, 1)
+        _check(int(_c().syscall(SYS_LANDLOCK_RESTRICT_SELF, rfd, 0)), "landlock_restrict_self")
+    finally:
+        os.close(rfd)
 
 
 def loopback_up() -> None:
@@ -408,11 +550,7 @@ def isolate(cfg: dict[str, Any], status_fd: int) -> NoReturn:
         flags |= CLONE_NEWNET
     _unshare(flags, "mount, pid, ipc, uts, net namespaces")
     _mount(None, "/", None, MS_REC | MS_PRIVATE, None)
-    expose(cfg.get("expose", []))
-    for top, size, keep in cfg.get("tmpfs", []):
-        if os.path.isdir(top) and not os.path.islink(top):
-            _cover(top, list(keep), size, "1777")
-    hide(cfg.get("hide", []))
+    build_view(cfg["view"])
     if flags & CLONE_NEWNET:
         try:
             loopback_up()
@@ -481,6 +619,8 @@ def _spawn(cfg: dict[str, Any], status_fd: int, *, drop_privileges: bool, deaths
                 drop(cfg)
             if cfg.get("no_new_privs"):
                 _prctl(PR_SET_NO_NEW_PRIVS, 1)
+            if cfg.get("landlock"):
+                landlock(cfg["landlock"])
             start(cfg, deathsig=deathsig)
         except BaseException as exc:  # noqa: BLE001
             report(status_fd, exc)

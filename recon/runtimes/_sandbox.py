@@ -12,6 +12,8 @@ from __future__ import annotations
 import errno
 import fcntl
 import grp
+import importlib.metadata
+import importlib.util
 import json
 import os
 import pwd
@@ -32,11 +34,14 @@ from typing import Any, Callable
 
 from ..canonjson import dumps_compact
 from ..errors import RuntimeUnavailable
+from ..oracle import ENTRY_POINT_GROUP
 from . import _launcher
 from .base import Limits, RunResult
 from .snapshot import snapshot_workspace
 
 LAUNCHER = str(Path(__file__).with_name("_launcher.py"))
+#: the system directories every run may read (a run's view adds the interpreter and the app)
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 UID_BASE = 61000
 MAX_SLOTS = 4000            # uids 61000..64999: inside the 65536 uids a user-namespaced container maps
 IS_ROOT = os.geteuid() == 0
@@ -160,6 +165,67 @@ def interpreter_paths() -> list[str]:
     for p in real:  # drop paths inside another one
         if not any(_under(p, q) for q in out):
             out.append(p)
+    return out
+
+
+_concealed_lock = threading.Lock()
+_concealed_cache: list[str] | None = None
+
+
+def concealed_sources() -> list[str]:
+    """recon's own package, the built-in oracles and every oracle plugin package: never
+    visible to a run, even where they lie inside the interpreter's prefix (cached)."""
+    global _concealed_cache
+    with _concealed_lock:
+        if _concealed_cache is None:
+            paths = {os.path.realpath(Path(__file__).resolve().parents[1])}
+            for name in ("recon.artifacts",):
+                try:  # editable installs map recon.artifacts (the built-in oracles) elsewhere
+                    spec = importlib.util.find_spec(name)
+                except (ImportError, ValueError):  # pragma: no cover - always shipped
+                    spec = None
+                if spec is not None and spec.submodule_search_locations:
+                    paths.update(os.path.realpath(p) for p in spec.submodule_search_locations)
+            try:
+                for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
+                    top = ep.value.split(":")[0].split(".")[0]
+                    try:
+                        spec = importlib.util.find_spec(top)
+                    except (ImportError, ValueError):
+                        spec = None
+                    if spec is None:
+                        continue
+                    if spec.submodule_search_locations:
+                        paths.update(os.path.realpath(p) for p in spec.submodule_search_locations)
+                    elif spec.origin and os.path.isfile(spec.origin):
+                        paths.add(os.path.realpath(spec.origin))
+            except Exception:  # noqa: BLE001 - best effort: recon itself is always concealed
+                pass
+            _concealed_cache = sorted(paths)
+        return _concealed_cache
+
+
+def allow_list(roots: list[str], concealed: list[str]) -> list[str]:
+    """``roots`` with every path in ``concealed`` cut out: a root holding a concealed path
+    is replaced by its entries (recursively toward the concealed path), so an allow-list
+    that cannot subtract (Landlock) still leaves the concealed paths out."""
+    out: list[str] = []
+
+    def add(path: str) -> None:
+        if any(_under(path, c) for c in concealed):
+            return
+        if not any(_under(c, path) for c in concealed) or not os.path.isdir(path) or os.path.islink(path):
+            out.append(path)
+            return
+        try:
+            entries = sorted(os.listdir(path))
+        except OSError:
+            return
+        for e in entries:
+            add(os.path.join(path, e))
+
+    for r in roots:
+        add(os.path.realpath(r) if not os.path.islink(r) else r)
     return out
 
 

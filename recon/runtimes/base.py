@@ -77,6 +77,11 @@ class Runtime(ABC):
     name: str = "runtime"
     #: whether hidden data and the grader's outputs are out of the submission's reach
     isolates_hidden: bool = False
+    #: whether a run sees only what it needs (the system, the interpreter, the public app
+    #: and its own copy of the workspace) and nothing else of the machine: other
+    #: workspaces, checkpoint snapshots, the checkout recon runs from. Checkpoint series
+    #: are graded only where this holds.
+    confines_view: bool = False
 
     @abstractmethod
     def run(self, workspace: Path, scenario: dict[str, Any], inputs: dict[str, Path], limits: Limits,

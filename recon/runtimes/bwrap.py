@@ -29,8 +29,6 @@ killed as well after the run.
 """
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 import os
 import shutil
@@ -48,7 +46,6 @@ from .base import Limits, RunResult, Runtime, env_for_submission
 
 __all__ = ["BwrapRuntime", "bwrap_available"]
 
-_SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 _INSTALL_HINT = "apt-get install bubblewrap"
 _USERNS_HINT = ("enable unprivileged user namespaces (sysctl kernel.unprivileged_userns_clone=1, "
                 "user.max_user_namespaces>0) or use --runtime local")
@@ -82,48 +79,12 @@ def _probe() -> tuple[bool, str]:
     return False, f"bwrap sandbox test failed: {res.failure() or 'unexpected output'}"
 
 
-_hidden_lock = threading.Lock()
-_hidden_cache: list[str] | None = None
-
-
-def _hidden_sources() -> list[str]:
-    """The recon package and oracle-plugin modules: never importable in the sandbox."""
-    global _hidden_cache
-    with _hidden_lock:
-        if _hidden_cache is None:
-            paths = {os.path.realpath(Path(__file__).resolve().parents[1])}
-            try:  # editable installs map recon.artifacts (the built-in oracles) elsewhere
-                import recon.artifacts as arts  # noqa: PLC0415
-
-                paths.update(os.path.realpath(p) for p in arts.__path__)
-            except ImportError:  # pragma: no cover - always shipped
-                pass
-            try:
-                from ..registry import ENTRY_POINT_GROUP  # noqa: PLC0415
-
-                for ep in importlib.metadata.entry_points(group=ENTRY_POINT_GROUP):
-                    top = ep.value.split(":")[0].split(".")[0]
-                    try:
-                        spec = importlib.util.find_spec(top)
-                    except (ImportError, ValueError):
-                        spec = None
-                    if spec is None:
-                        continue
-                    if spec.submodule_search_locations:
-                        paths.update(os.path.realpath(p) for p in spec.submodule_search_locations)
-                    elif spec.origin and os.path.isfile(spec.origin):
-                        paths.add(os.path.realpath(spec.origin))
-            except Exception:  # noqa: BLE001 - best effort: recon itself is always hidden
-                pass
-            _hidden_cache = sorted(paths)
-        return _hidden_cache
-
-
 class BwrapRuntime(Runtime):
     """bubblewrap sandbox per run."""
 
     name = "bwrap"
     isolates_hidden = True
+    confines_view = True
 
     def __init__(self, *, _probe: bool = True) -> None:
         exe = shutil.which("bwrap")
@@ -151,7 +112,7 @@ class BwrapRuntime(Runtime):
              "--unshare-uts", "--unshare-cgroup-try", "--disable-userns",
              "--die-with-parent", "--new-session", "--hostname", "sandbox"]
         bound: list[str] = []
-        for d in _SYSTEM_DIRS:
+        for d in sb.SYSTEM_DIRS:
             if os.path.lexists(d):
                 a += ["--ro-bind", d, d] if not os.path.islink(d) else ["--symlink", os.readlink(d), d]
                 bound.append(d)
@@ -164,7 +125,7 @@ class BwrapRuntime(Runtime):
             if not any(sb._under(p, b) for b in bound) or sb._under(p, "/tmp"):
                 a += ["--ro-bind", p, p]
                 bound.append(p)
-        for h in _hidden_sources():
+        for h in sb.concealed_sources():
             if any(sb._under(h, b) for b in bound):
                 a += ["--tmpfs", h] if os.path.isdir(h) else ["--ro-bind", "/dev/null", h]
         a += ["--dir", "/app"]

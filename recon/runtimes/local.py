@@ -33,10 +33,12 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 from pathlib import Path
 from typing import Any
 
 from ..errors import RuntimeUnavailable
+from . import _launcher
 from . import _sandbox as sb
 from .base import Limits, RunResult, Runtime, env_for_submission
 
@@ -44,8 +46,9 @@ __all__ = ["LocalRuntime"]
 
 _NOT_ROOT_WARNING = ("local runtime without root cannot hide hidden data from the submission; "
                      "use --runtime bwrap")
-_ORACLE_WARNING = ("local runtime: the installed recon package (the oracle's source) may be readable "
-                   "by the submission; use --runtime bwrap to hide it")
+_VIEW_WARNING = ("local runtime: neither namespaces nor Landlock confine runs here, so a run can read whatever "
+                 "this machine lets its user read (the installed recon package, other workspaces); "
+                 "checkpoint series are not graded; use --runtime bwrap")
 _NO_NS_WARNING = ("local runtime: no namespaces here (unshare refused), so runs share /tmp (purged of the "
                   "run's files afterwards) and can list the grader's processes")
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -59,20 +62,24 @@ class LocalRuntime(Runtime):
 
     name = "local"
 
-    def __init__(self, *, drop_privileges: bool | None = None, namespaces: bool | None = None) -> None:
+    def __init__(self, *, drop_privileges: bool | None = None, namespaces: bool | None = None,
+                 landlock: bool | None = None) -> None:
         """``drop_privileges``: None = when root (default); False runs as the grader's own
         user with the subreaper fallback (tests use it to exercise that path).
         ``namespaces``: None = when the kernel allows them (default); False forces the
-        no-namespace supervisor a task's verifier container gets."""
+        no-namespace supervisor a task's verifier container gets. ``landlock``: None =
+        confine runs with Landlock wherever namespaces are not used and the kernel has it;
+        False never (tests use it to exercise the unconfined fallback)."""
         want = sb.IS_ROOT if drop_privileges is None else bool(drop_privileges)
         if want and not sb.IS_ROOT:
             raise RuntimeUnavailable("the local runtime can drop privileges only when recon runs as root",
                                      hint="run as root or use --runtime bwrap")
         self._warnings: list[str] = []
-        self._hidden: list[str] = []
         self._pool = sb.SlotPool() if want else None
         self._interp = sb.interpreter_paths()
         self._mode = "reap"
+        self._landlock = False
+        self._view_root: str | None = None
         if want:
             self._mode = "isolate" if namespaces is not False else "supervise"
             problem = _probe(self) if self._mode == "isolate" else "namespaces switched off"
@@ -85,24 +92,27 @@ class LocalRuntime(Runtime):
                 self._warnings.append(f"local runtime cannot run the interpreter as an unprivileged user "
                                       f"({problem}); submissions run as root and can read hidden data")
                 want, self._pool, self._mode = False, None, "reap"
+        if self._mode != "isolate" and landlock is not False and _launcher.landlock_abi() >= 1:
+            # Without namespaces the kernel's Landlock LSM confines what a run can open.
+            self._landlock = True
+            problem = _probe(self)
+            if problem is not None:
+                self._landlock = False
+                self._warnings.append(f"local runtime: Landlock is refused here ({problem})")
         self._drop = want
-        self.isolates_hidden = want
-        if not sb.IS_ROOT:
-            self._warnings.insert(0, _NOT_ROOT_WARNING)
-        elif drop_privileges is False:
-            self._warnings.insert(0, "local runtime without privilege drop cannot hide hidden data from the "
-                                     "submission; use --runtime bwrap")
-        if self._mode != "isolate":
-            self._warnings.append(_ORACLE_WARNING)
+        self.isolates_hidden = want or self._landlock
+        self.confines_view = self._mode == "isolate" or self._landlock
+        if not self.isolates_hidden:
+            self._warnings.insert(0, _NOT_ROOT_WARNING if not sb.IS_ROOT else
+                                  "local runtime without privilege drop cannot hide hidden data from the "
+                                  "submission; use --runtime bwrap")
+        if not self.confines_view:
+            self._warnings.append(_VIEW_WARNING)
 
     @property
     def mode(self) -> str:
         """``isolate``, ``supervise`` or ``reap`` (see the module docstring)."""
         return self._mode
-
-    def hide(self, *paths: Path | str) -> None:
-        """Paths no run may see (in ``isolate`` mode): e.g. the original workspace."""
-        self._hidden.extend(os.path.realpath(p) for p in paths)
 
     def warnings(self) -> list[str]:
         return list(self._warnings)
@@ -121,31 +131,37 @@ class LocalRuntime(Runtime):
             "rlimits": sb.rlimits(limits), "nproc_relative": not sb.IS_ROOT,
             "uid": uid, "gid": uid, "expose": [], "no_new_privs": True, "pdeathsig": True, "mode": self._mode,
         }
-        if uid is None:
-            return cfg
-        # What the sandbox uid must reach: the interpreter, its run directory and the public
-        # app (the run directory's symlinks point into it), nothing else.
-        keep = [*self._interp, str(rd.root)]
+        # What a run may see: the system, the interpreter, the public app (the run
+        # directory's symlinks point into it) and its own run directory. Nothing else.
+        readable = [d for d in sb.SYSTEM_DIRS if os.path.lexists(d)] + list(self._interp)
         if app_dir is not None and Path(app_dir).is_dir():
-            keep.append(os.path.realpath(app_dir))
-        cfg["expose"] = sb.expose_plan(keep)
+            readable.append(os.path.realpath(app_dir))
+        concealed = sb.concealed_sources()
         if self._mode == "isolate":
             size = max(4 * int(limits.fsize), 64 << 20)
-            cfg["tmpfs"] = [[d, size, [p for p in keep if sb._under(p, os.path.realpath(d))]]
-                            for d in TEMP_DIRS if os.path.isdir(d)]
-            cfg["hide"] = [h for h in self._private_paths(app_dir) if not any(sb._under(k, h) for k in keep)]
+            cfg["view"] = {"root": self._empty_root(), "ro": readable, "rw": [str(rd.root)],
+                           "tmp": [[d, size] for d in TEMP_DIRS if os.path.isdir(d)],
+                           "hide": [h for h in concealed if any(sb._under(h, r) for r in readable)]}
             env["TMPDIR"] = "/tmp"
+            return cfg
+        if uid is not None:
+            cfg["expose"] = sb.expose_plan([*self._interp, str(rd.root), *readable[len(sb.SYSTEM_DIRS):]])
+        if self._landlock:
+            writable = [str(rd.root), "/dev", "/dev/shm"]
+            if self._mode == "supervise":
+                # other uids' files there are theirs; ours are purged after every run
+                writable += ["/tmp", "/var/tmp"]
+            cfg["landlock"] = {"ro": sb.allow_list(readable, concealed) + ["/proc"], "rw": writable}
         return cfg
 
-    def _private_paths(self, app_dir: Path | None) -> list[str]:
-        from .bwrap import _hidden_sources  # noqa: PLC0415 - recon's own source and oracle plugins
-
-        hidden = list(_hidden_sources()) + list(self._hidden)
-        if app_dir is not None:
-            root = Path(os.path.realpath(app_dir)).parent.parent
-            if (root / "task.toml").is_file():  # a built task: its verifier side and solution
-                hidden += [str(root / "tests"), str(root / "solution")]
-        return sorted(set(hidden))
+    def _empty_root(self) -> str:
+        """An empty directory each run mounts its own root file system on (in its own
+        mount namespace, so one directory serves every run at once)."""
+        if self._view_root is None:
+            self._view_root = tempfile.mkdtemp(prefix="recon-view-")
+            os.chmod(self._view_root, 0o700)
+            weakref.finalize(self, _rmdir, self._view_root)
+        return self._view_root
 
     def _run(self, workspace: Path, scenario: dict[str, Any], inputs: dict[str, Path], limits: Limits,
              *, app_dir: Path | None, argv: list[str]) -> RunResult:
@@ -184,6 +200,13 @@ class LocalRuntime(Runtime):
             if uid is not None:
                 sb.kill_uid(uid)
                 sb.SlotPool.release(lock_fd)  # type: ignore[arg-type]
+
+
+def _rmdir(path: str) -> None:
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
 
 
 def _stop_supervisor(pid: int) -> None:

@@ -27,8 +27,8 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Snapshot", "snapshot_workspace", "copy_snapshot", "MAX_WORKSPACE_BYTES", "MAX_WORKSPACE_FILES",
-           "IGNORED_NAMES"]
+__all__ = ["Snapshot", "snapshot_workspace", "copy_snapshot", "tree_digest", "MAX_WORKSPACE_BYTES",
+           "MAX_WORKSPACE_FILES", "IGNORED_NAMES"]
 
 #: logical bytes a workspace may hold (every regular file's size, sparse or not)
 MAX_WORKSPACE_BYTES = 256 << 20
@@ -158,6 +158,50 @@ def _copy_file(dfd: int, name: str, target: Path, st: os.stat_result, snap: Snap
         os.chmod(target, 0o755 if fst.st_mode & stat.S_IXUSR else 0o644)
     finally:
         os.close(fd)
+
+
+def tree_digest(root: Path | str) -> str:
+    """sha256 over a tree's names, kinds, link targets and file contents, in name order.
+    Walks through directory fds and never follows a link, so it can be pointed at a tree
+    whose content an agent chose."""
+    import hashlib  # noqa: PLC0415 - only digests need it
+
+    h = hashlib.sha256()
+
+    def walk(dfd: int, rel: bytes) -> None:
+        for name in sorted(os.listdir(dfd), key=os.fsencode):
+            r = rel + b"/" + os.fsencode(name)
+            try:
+                st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
+            except OSError:
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                h.update(b"L" + r + b"\0" + os.fsencode(os.readlink(name, dir_fd=dfd)) + b"\0")
+            elif stat.S_ISDIR(st.st_mode):
+                h.update(b"D" + r + b"\0")
+                sub = os.open(name, _O_DIR, dir_fd=dfd)
+                try:
+                    walk(sub, r)
+                finally:
+                    os.close(sub)
+            elif stat.S_ISREG(st.st_mode):
+                fh = hashlib.sha256()
+                fd = os.open(name, _O_FILE, dir_fd=dfd)
+                try:
+                    while chunk := os.read(fd, _CHUNK):
+                        fh.update(chunk)
+                finally:
+                    os.close(fd)
+                h.update(b"F" + r + b"\0" + fh.digest())
+            else:
+                h.update(b"S" + r + b"\0")
+
+    top = os.open(str(root), _O_DIR)
+    try:
+        walk(top, b"")
+    finally:
+        os.close(top)
+    return h.hexdigest()
 
 
 def copy_snapshot(snapshot: Path, dest: Path) -> None:

@@ -1,0 +1,297 @@
+"""Checkpoint series that cannot be gamed: each snapshot is graded on itself alone, the
+series is read without being changed, nothing in the agent's tree is taken for metadata,
+and the sidecar survives any workspace. Every grading case runs on each runtime that can
+confine a run (local with namespaces, local with Landlock, bwrap); a runtime that cannot
+refuses the series instead of grading it wrongly. The same attack under Harbor on a real
+engine is in test_harbor.py."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from recon import Registry, canonjson
+from recon.build import build_task
+from recon.checkpoints import checkpointer_files, grade_checkpoints
+from recon.grader import grade
+from recon.runtimes._launcher import landlock_abi
+from recon.runtimes.base import Runtime
+from recon.runtimes.bwrap import BwrapRuntime, bwrap_available
+from recon.runtimes.local import LocalRuntime
+from recon.runtimes.snapshot import tree_digest
+from recon.task import load_task
+
+TINY = Path(__file__).parent / "fixtures" / "tiny" / "tiny.py"
+IS_ROOT = os.geteuid() == 0
+
+
+@pytest.fixture(scope="module")
+def tiny_task(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    reg = Registry.default(entry_points=False)
+    reg.load_plugin_file(TINY)
+    out = tmp_path_factory.mktemp("tiny")
+    return build_task(reg, "tiny_series", out, n_public=4, n_hidden=3, probes=2, select="random").path
+
+
+@pytest.fixture
+def where(tmp_path: Path) -> Iterator[Path]:
+    """A private folder outside the temp directories (which some sandboxes replace with an
+    empty tmpfs anyway): inside the checkout, where an author's workspaces and a built
+    task's checkpoints may well lie, and where a run could once read them."""
+    d = Path(tempfile.mkdtemp(prefix=".series-", dir=Path(__file__).parent))
+    try:
+        yield d
+    finally:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _runtime(kind: str) -> Runtime:
+    if kind == "local":
+        rt = LocalRuntime()
+        if rt.mode != "isolate":
+            pytest.skip("no namespaces here")
+        return rt
+    if kind == "local-landlock":
+        if landlock_abi() < 1:
+            pytest.skip("this kernel has no Landlock")
+        return LocalRuntime(namespaces=False) if IS_ROOT else LocalRuntime()
+    if not bwrap_available():
+        pytest.skip("bwrap cannot create a sandbox here")
+    return BwrapRuntime()
+
+
+@pytest.fixture(params=["local", "local-landlock", "bwrap"])
+def confining(request: pytest.FixtureRequest) -> Iterator[Runtime]:
+    rt = _runtime(request.param)
+    assert rt.confines_view
+    yield rt
+    rt.close()
+
+
+def _snapshot(root: Path, index: int, t: float, files: dict[str, str], *, ok: bool = True) -> Path:
+    """A snapshot as the sidecar leaves it: NNN/ with the agent's files, NNN.json beside."""
+    d = root / f"{index:03d}"
+    d.mkdir(parents=True)
+    for name, text in files.items():
+        (d / name).write_text(text)
+    (root / f"{index:03d}.json").write_text(json.dumps({"index": index, "t": t, "ok": ok, "reason": "",
+                                                        "files": len(files), "bytes": 0, "skipped": 0}))
+    return d
+
+
+def _attacker(final_ws: Path, series: Path) -> str:
+    """An early workspace that only runs whatever solver it can find at grading time: the
+    final workspace, any other snapshot, the grader's own copies of them."""
+    return textwrap.dedent(f"""
+        import glob, os, runpy, sys
+        me = open(__file__).read()
+        found = [{str(final_ws / "reconstruct.py")!r}]
+        found += sorted(glob.glob({str(series)!r} + "/*/reconstruct.py"))
+        found += sorted(glob.glob("/tmp/recon-*/*/reconstruct.py")) + sorted(glob.glob("/tmp/recon-*/*/*/reconstruct.py"))
+        for path in found:
+            try:
+                text = open(path).read()
+            except OSError:
+                continue
+            if text != me:
+                sys.argv = [path]
+                runpy.run_path(path, run_name="__main__")
+                raise SystemExit(0)
+        sys.stdin.read()
+        print("{{}}")
+    """)
+
+
+def _grade_series(task: Path, final_ws: Path, series: Path, rt: Runtime, nonce: str = "series") -> dict[str, Any]:
+    t = load_task(task)
+    g = grade(t, final_ws, runtime=rt, nonce=nonce, workers=2)
+    return grade_checkpoints(t, g, series, runtime=rt, workers=2)
+
+
+def test_a_checkpoint_is_graded_on_its_own_snapshot(tiny_task: Path, confining: Runtime, where: Path) -> None:
+    tmp_path = where
+    reference = (tiny_task / "solution" / "reconstruct.py").read_text()
+    final_ws = tmp_path / "final"
+    final_ws.mkdir()
+    (final_ws / "reconstruct.py").write_text(reference)
+    series = tmp_path / "checkpoints"
+    early = _snapshot(series, 1, 1.0, {"reconstruct.py": _attacker(final_ws, series)})
+    _snapshot(series, 2, 2.0, {"reconstruct.py": reference})
+    g = _grade_series(tiny_task, final_ws, series, confining)
+    alone = grade(load_task(tiny_task), early, runtime=confining, nonce="series", workers=2)
+    assert alone["reward"] < 0.5, alone["reward"]                # graded alone it finds nothing
+    rewards = [c["reward"] for c in g["checkpoints"]]
+    assert rewards == [alone["reward"], 1.0, 1.0], rewards     # and in the series it finds nothing either
+
+
+def test_a_runtime_that_cannot_confine_refuses_the_series(tiny_task: Path, where: Path) -> None:
+    tmp_path = where
+    rt = LocalRuntime(drop_privileges=False, landlock=False) if IS_ROOT else LocalRuntime(landlock=False)
+    assert not rt.confines_view
+    final_ws = tmp_path / "final"
+    final_ws.mkdir()
+    (final_ws / "reconstruct.py").write_text((tiny_task / "solution" / "reconstruct.py").read_text())
+    series = tmp_path / "checkpoints"
+    _snapshot(series, 1, 1.0, {"reconstruct.py": _attacker(final_ws, series)})
+    g = _grade_series(tiny_task, final_ws, series, rt)
+    assert "checkpoints" not in g and "cannot confine" in g["checkpoints_refused"]
+    assert g["reward"] == 1.0                                  # the final workspace is still graded
+
+
+def test_grading_a_series_twice_reads_it_and_changes_nothing(tiny_task: Path, tmp_path: Path) -> None:
+    rt = _runtime("bwrap" if bwrap_available() else "local")
+    reference = (tiny_task / "solution" / "reconstruct.py").read_text()
+    final_ws = tmp_path / "final"
+    final_ws.mkdir()
+    (final_ws / "reconstruct.py").write_text(reference)
+    series = tmp_path / "checkpoints"
+    _snapshot(series, 1, 30.0, {"reconstruct.py": 'print("{}")\n'})
+    _snapshot(series, 2, 60.0, {"reconstruct.py": reference.replace('"summary": summary', '"summary": summary * 2')})
+    _snapshot(series, 3, 90.0, {"reconstruct.py": reference})
+    before = tree_digest(series)
+    first = _grade_series(tiny_task, final_ws, series, rt)["checkpoints"]
+    second = _grade_series(tiny_task, final_ws, series, rt)["checkpoints"]
+    assert tree_digest(series) == before
+    assert [c["t"] for c in first] == [30.0, 60.0, 90.0, None]
+    assert first == second and len(first) == 4
+    assert first[0]["reward"] < first[1]["reward"] < first[2]["reward"] == 1.0
+
+
+def test_metadata_in_the_agents_tree_decides_nothing(tiny_task: Path, tmp_path: Path) -> None:
+    """A regression must not inherit an earlier reward through a copied or forged metadata
+    file, nor shift its time: only the sidecar's NNN.json beside the tree counts, and
+    only digests the grader computes."""
+    rt = _runtime("bwrap" if bwrap_available() else "local")
+    reference = (tiny_task / "solution" / "reconstruct.py").read_text()
+    final_ws = tmp_path / "final"
+    final_ws.mkdir()
+    (final_ws / "reconstruct.py").write_text('print("{}")\n')
+    series = tmp_path / "checkpoints"
+    good = _snapshot(series, 1, 60.0, {"reconstruct.py": reference})
+    digest = tree_digest(good)
+    forged = {"index": 1, "t": 5.0, "ok": True, "digest": digest}
+    _snapshot(series, 2, 120.0, {"reconstruct.py": 'print("{}")\n', ".recon-checkpoint.json": json.dumps(forged),
+                                 "digest": digest})
+    series_out = _grade_series(tiny_task, final_ws, series, rt)["checkpoints"]
+    assert series_out[0]["reward"] == 1.0
+    assert series_out[1]["reward"] < 0.5 and series_out[1]["t"] == 120.0
+    assert series_out[1]["digest"] != digest
+
+
+def test_a_snapshot_without_sidecar_metadata_is_not_graded(tiny_task: Path, tmp_path: Path) -> None:
+    rt = _runtime("bwrap" if bwrap_available() else "local")
+    final_ws = tmp_path / "final"
+    final_ws.mkdir()
+    (final_ws / "reconstruct.py").write_text('print("{}")\n')
+    series = tmp_path / "checkpoints"
+    _snapshot(series, 1, 60.0, {"reconstruct.py": 'print("{}")\n'})
+    (series / "002").mkdir()                                      # unfinished: no 002.json
+    (series / "003.json").symlink_to(series / "001.json")       # metadata through a link: ignored
+    (series / "003").mkdir()
+    _snapshot(series, 4, 240.0, {}, ok=False)                   # the sidecar recorded a failure
+    out = _grade_series(tiny_task, final_ws, series, rt)["checkpoints"]
+    assert [c["index"] for c in out] == [1, 4, None]
+    assert out[1]["reward"] == 0.0 and "note" in out[1]
+
+
+def test_the_cli_grades_a_series(tiny_task: Path, where: Path) -> None:
+    tmp_path = where
+    final_ws = tmp_path / "final"
+    final_ws.mkdir()
+    (final_ws / "reconstruct.py").write_text((tiny_task / "solution" / "reconstruct.py").read_text())
+    series = tmp_path / "checkpoints"
+    _snapshot(series, 1, 1.0, {"reconstruct.py": _attacker(final_ws, series)})
+    out = tmp_path / "out"
+    proc = subprocess.run([sys.executable, "-m", "recon", "grade", str(tiny_task), "--workspace", str(final_ws),
+                           "--checkpoints", str(series), "--runtime", "local", "--out", str(out), "--quiet"],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    g = canonjson.read(out / "grading.json")
+    assert g["checkpoints"][0]["reward"] < 0.5 and g["checkpoints"][-1]["reward"] == 1.0
+
+
+# -- the sidecar ---------------------------------------------------------------------------------
+
+@pytest.fixture
+def sidecar(tmp_path: Path) -> Path:
+    script = tmp_path / "snap.py"
+    script.write_text(checkpointer_files("python:3.11-slim")["snap.py"])
+    return script
+
+
+def _start(script: Path, ws: Path, out: Path, every: float) -> subprocess.Popen[str]:
+    env = {"PATH": "/usr/bin:/bin", "RECON_CHECKPOINT_EVERY": str(every), "RECON_CHECKPOINT_SOURCE": str(ws),
+           "RECON_CHECKPOINT_DIR": str(out)}
+    return subprocess.Popen([sys.executable, "-u", str(script)], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+
+
+def test_the_sidecar_survives_any_workspace_and_keeps_its_schedule(sidecar: Path, tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    outside = tmp_path / "outside.txt"
+    outside.write_text("untouched")
+    (ws / ".recon-checkpoint.json").symlink_to(tmp_path / "missing" / "meta.json")   # into a missing folder
+    (ws / "001.json").symlink_to(outside)                                             # absolute link out
+    (ws / "link-dir").symlink_to("/etc")
+    os.mkfifo(ws / "fifo")
+    (ws / os.fsdecode(b"odd\xff\nname")).write_text("x")
+    (ws / "reconstruct.py").write_text("print(1)\n")
+    with open(ws / "sparse", "wb") as f:                                             # 3 GB, logically
+        f.truncate(3 << 30)
+    out = tmp_path / "checkpoints"
+    stop = threading.Event()
+
+    def churn() -> None:                      # a file that keeps changing during the copies
+        i = 0
+        while not stop.is_set():
+            (ws / "growing.log").write_text("line\n" * (i % 500))
+            i += 1
+
+    writer = threading.Thread(target=churn)
+    writer.start()
+    proc = _start(sidecar, ws, out, 0.5)
+    try:
+        time.sleep(1.9)
+        os.unlink(ws / "sparse")              # from now on the workspace fits the caps
+        (out / "005").write_text("in the way")  # the fifth snapshot cannot be renamed into place
+        time.sleep(2.0)
+    finally:
+        proc.terminate()
+        log, _ = proc.communicate(timeout=10)
+        stop.set()
+        writer.join()
+    metas = {int(p.stem): json.loads(p.read_text()) for p in out.glob("[0-9][0-9][0-9].json")}
+    assert len(metas) >= 6, log
+    assert metas[1]["ok"] is False and "256 MiB" in metas[1]["reason"]     # a capped snapshot is recorded
+    assert metas[5]["ok"] is False and "snapshot failed" in metas[5]["reason"], log
+    assert "checkpoint 005 failed" in log
+    later = [m for k, m in metas.items() if k > 5]
+    assert later and all(m["ok"] for m in later)                             # the next ones are on time
+    ts = [metas[k]["t"] for k in sorted(metas)]
+    assert all(abs(t - 0.5 * k) < 0.4 for k, t in zip(sorted(metas), ts)), ts
+    assert outside.read_text() == "untouched" and not (tmp_path / "missing").exists()
+    snap = out / f"{max(k for k, m in metas.items() if m['ok']):03d}"
+    assert (snap / "001.json").is_symlink() and (snap / ".recon-checkpoint.json").is_symlink()
+    assert not (snap / "fifo").exists() and (snap / "reconstruct.py").read_text() == "print(1)\n"
+
+
+def test_the_sidecar_script_is_standard_library_only(sidecar: Path) -> None:
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c",
+                           f"import ast; t = ast.parse(open({str(sidecar)!r}).read()); "
+                           "print(sorted({a.name.split('.')[0] for n in ast.walk(t) if isinstance(n, ast.Import) "
+                           "for a in n.names} | {n.module.split('.')[0] for n in ast.walk(t) "
+                           "if isinstance(n, ast.ImportFrom) and n.module}))"], capture_output=True, text=True)
+    mods = set(json.loads(proc.stdout.replace("'", '"')))
+    assert mods <= set(sys.stdlib_module_names), mods - set(sys.stdlib_module_names)
+    shutil.rmtree(sidecar.parent / "__pycache__", ignore_errors=True)
