@@ -23,9 +23,8 @@ from .errors import ReconError
 from .evidence import Evidence
 from .oracle import Oracle, oracle
 from .outputs import Angle, Exact, Integer, Number, Output, SequenceOf, SetOf, Text
+from ._version import __version__
 from .registry import Registry
-
-__version__ = "0.2.0"
 
 __all__ = [
     "oracle", "Oracle", "Registry", "ReconError", "Evidence",

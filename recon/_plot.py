@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import __version__
+from ._version import __version__
 
 FIGURE_WIDTH = 960
 FIGURE_HEIGHT = 540

@@ -6,6 +6,7 @@ reproducible (same oracle, spec, seed and build secret give identical bytes).
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import os
 import re
 import shutil
@@ -16,22 +17,24 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, canonjson
+from . import canonjson
+from ._version import __version__
 from .errors import BuildError, OracleRunError, ReconError
 from .evidence import EVIDENCE_LEVELS, check_level
 from .fsutil import atomic_directory, reproducible_targz, sha256_file
 from .instruction import render_instruction, render_workspace_readme
 from .ladder import load_ladder
 from .oracle import Oracle
-from .registry import Registry
+from .registry import BUILTIN_PACKAGE, Registry
 from .runtimes.base import Limits
-from .sweep import (SweepSpec, build_secret, derive_task_key, load_spec, run_scenarios, ScenarioRun,
-                    select_scenarios)
+from .mutation.selection import select_scenarios
+from .sweep import DEFAULT_PROBES, ScenarioRun, SweepSpec, build_secret, derive_task_key, load_spec, run_scenarios
+from .checkpoints import SERVICE, SNAPSHOT_ROOT
+from .checkpoints import checkpointer_files, compose_file
 
 __all__ = ["build_task", "BuildResult", "PackageOptions", "generate_feedback_tool", "pinned", "DEFAULT_PROBES",
            "BASE_IMAGE", "DISCLOSE_CHOICES", "disclosed_name"]
 
-DEFAULT_PROBES = 3
 BASE_IMAGE = "python:3.11-slim"
 BASE_IMAGE_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,254}$")
 MARKER = "task.toml"
@@ -139,13 +142,14 @@ def _vendor_recon(dest: Path, oracle: Oracle, plugin_file: Path | None) -> dict[
     Returns how the verifier finds a third-party oracle: ``plugin`` (a vendored plugin
     file, relative to tests/) or ``plugin_module`` (a vendored package to import).
     """
-    import recon  # noqa: PLC0415
-    import recon.artifacts as arts  # noqa: PLC0415
-
-    src = Path(recon.__file__).parent
+    src = Path(__file__).resolve().parent
+    arts = importlib.util.find_spec(BUILTIN_PACKAGE)
+    if arts is None or not arts.submodule_search_locations:  # pragma: no cover - broken installation
+        raise BuildError(f"the built-in oracle package {BUILTIN_PACKAGE} is not installed",
+                         hint="reinstall recon (pip install .)")
     shutil.copytree(src, dest / "recon", ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "artifacts"))
     # recon.artifacts may live outside the package dir (editable installs map it).
-    art_root = Path(next(iter(arts.__path__)))
+    art_root = Path(next(iter(arts.submodule_search_locations)))
     (dest / "recon" / "artifacts").mkdir(exist_ok=True)
     shutil.copyfile(art_root / "__init__.py", dest / "recon" / "artifacts" / "__init__.py")
     mod_file = Path(oracle.source_file).resolve()
@@ -226,7 +230,7 @@ def build_task(
 
     ``select`` overrides the sweep spec's scenario selection (``"random"`` or ``"stress"``:
     hidden scenarios chosen from a keyed pool by the mutants of the reference they kill,
-    see :mod:`recon.selection`); ``log`` receives its progress lines.
+    see :mod:`recon.mutation.selection`); ``log`` receives its progress lines.
     """
     opts = PackageOptions(probes=probes, base_image=base_image, disclose=disclose,
                           checkpoint_every=checkpoint_every or None,  # 0 or None: no checkpoints
@@ -356,7 +360,6 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
     if opts.checkpoint_every:
         # The checkpoint sidecar (see recon.checkpoints): a compose file over the agent's
         # service and the sidecar's image, beside the agent's own Dockerfile.
-        from .checkpoints import checkpointer_files, compose_file  # noqa: PLC0415
 
         _write(tmp / "environment" / "docker-compose.yaml", compose_file(opts.checkpoint_every))
         for fname, text in checkpointer_files(opts.base_image).items():
@@ -463,7 +466,6 @@ def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, limits: Limits, op
     verifier_timeout = float(int(runs * limits.wall * gradings + 300))
     artifacts = '"/app/workspace"'
     if opts.checkpoint_every:
-        from .checkpoints import SERVICE, SNAPSHOT_ROOT  # noqa: PLC0415
 
         artifacts += f', {{ source = "{SNAPSHOT_ROOT}", service = "{SERVICE}" }}'
     keywords = ", ".join(_toml_str(k) for k in ["recon", "reconstruction", oracle.domain, oracle.name])

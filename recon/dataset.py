@@ -44,12 +44,14 @@ from multiprocessing import get_context
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, canonjson
+from . import canonjson
+from ._version import __version__
 from .build import build_task
 from .errors import BuildError, ReconError, UsageError
 from .fsutil import tree_digest
 from .registry import Registry
 from .sweep import load_spec
+from .build import PackageOptions
 
 __all__ = ["variant_seed", "variant_name", "build_all", "write_manifest", "write_registry", "registry_document",
            "check_dataset_id", "read_manifest", "DatasetEntry", "MANIFEST", "REGISTRY", "DATASET_NAME",
@@ -136,8 +138,6 @@ def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], w
 def _package_opts(opts: dict[str, Any]) -> dict[str, Any]:
     """The packaging options (see :class:`recon.build.PackageOptions`) present in ``opts``."""
     from dataclasses import fields  # noqa: PLC0415
-
-    from .build import PackageOptions  # noqa: PLC0415
 
     return {f.name: opts[f.name] for f in fields(PackageOptions) if opts.get(f.name) is not None}
 

@@ -21,13 +21,15 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, canonjson, compare
+from . import canonjson, compare
+from ._version import __version__
 from .checks import CHECKS, MAX_SOURCE_BYTES, GradingContext, Graded, Outcome
 from .errors import TaskError
 from .ladder import Ladder, load_ladder, score
 from .oracle import Oracle
 from .registry import Registry
-from .runtimes.base import Limits, Runtime, get_runtime
+from .runtimes.base import Limits, Runtime
+from .runtimes import get_runtime
 from .runtimes.snapshot import snapshot_workspace
 from .sweep import Scenario, SweepSpec, probe_scenarios, run_scenario
 from .task import ScenarioDir, Task, load_task

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import __version__
+from ._version import __version__
 from ._plot import (BINARY_COLOR, CSS, DENSE_COLOR, FIGURE_HEIGHT, Figure, FIGURE_WIDTH, RUNG_NAMES, SOFT_PASS,
                     duration as _duration, escape as _e, new_figure as _new_figure, palette as _task_colors, rung_ticklabels as _rung_ticklabels,
                     save_png as _save)

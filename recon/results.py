@@ -45,7 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from . import __version__, canonjson
+from . import canonjson
+from ._version import __version__
 from ._harborjobs import Checkpoint, Loaded, Trial, load_trials
 from ._plot import (BINARY_COLOR, CSS, DENSE_COLOR, FIGURE_HEIGHT, FIGURE_WIDTH, RUNG_NAMES, SOFT_PASS, Figure,
                     duration as _duration, escape as _e, new_figure, palette, save_png, strip_spines)

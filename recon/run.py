@@ -20,8 +20,11 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import TaskError, UsageError
-from .runtimes.base import RUNTIME_NAMES, pick_runtime_name
+from .runtimes import RUNTIME_NAMES, pick_runtime_name
 from .task import Task, load_task
+from .grader import grade, write_outputs
+from .runtimes.docker import DockerTaskRunner
+from .runtimes.docker import engine_url
 
 __all__ = ["AGENTS", "RunReport", "choose_runtime", "install_solution", "run_task"]
 
@@ -59,7 +62,6 @@ def choose_runtime(requested: str) -> tuple[str, str | None]:
     name = pick_runtime_name(requested)
     if requested != "auto":
         return name, None
-    from .runtimes.docker import engine_url  # noqa: PLC0415
 
     if name == "docker":
         return name, f"a Docker engine answered at {engine_url()}"
@@ -133,7 +135,6 @@ def run_task(
 
 def _run_here(task: Task, app_dir: Path, agent: str, name: str, reason: str | None, nonce: str | None, probes: int | None,
               out_dir: Path | str | None, registry: Any, progress: Callable[[int], None] | None) -> RunReport:
-    from .grader import grade, write_outputs  # noqa: PLC0415 - the grader pulls in the oracle machinery
 
     with tempfile.TemporaryDirectory(prefix="recon-run-") as tmp:
         app = Path(tmp) / "app"
@@ -150,7 +151,6 @@ def _run_here(task: Task, app_dir: Path, agent: str, name: str, reason: str | No
 
 def _run_docker(root: Path, agent: str, reason: str | None, nonce: str | None, probes: int | None,
                 out_dir: Path | str | None, client: Any, say: Callable[[str], None]) -> RunReport:
-    from .runtimes.docker import DockerTaskRunner  # noqa: PLC0415
 
     runner = DockerTaskRunner(root, client=client, log=say)
     result = runner.run(agent, nonce=nonce, probes=probes)

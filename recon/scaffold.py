@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from . import __version__
+from ._version import __version__
 from .errors import UsageError
 from .fsutil import atomic_directory
 from .oracle import NAME_RE

@@ -25,6 +25,8 @@ from .errors import TaskError
 from .runtimes.base import env_for_submission
 from .task import ScenarioDir, Task, load_task
 from .validate import count_work
+from .audit import grade_baselines
+from .validate import mutation_summary
 
 if TYPE_CHECKING:  # pragma: no cover
     from .registry import Registry
@@ -153,11 +155,10 @@ def task_stats(task_dir: Path | str, *, run: bool = True, baselines: bool = Fals
         out["reference_matches"] = len(seconds) - len(failures)
         out["reference_failures"] = failures
     if baselines:
-        from .baselines import grade_baselines  # noqa: PLC0415 - grading is only needed here
+
 
         out["baselines"] = [r.to_json() for r in grade_baselines(task, runtime=runtime, registry=registry)]
     if mutation:
-        from .validate import mutation_summary  # noqa: PLC0415 - mutants and their workers
 
         out["mutation"] = mutation_summary(task, registry)
     return out

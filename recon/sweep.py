@@ -36,18 +36,19 @@ from .oracle import Oracle
 
 __all__ = [
     "SweepSpec", "Scenario", "ScenarioRun", "load_spec", "public_scenarios", "hidden_scenarios",
-    "probe_scenarios", "pool_scenarios", "default_select", "select_scenarios", "Selection", "derive_task_key", "build_secret",
-    "run_scenario", "run_scenarios", "DEFAULT_PUBLIC", "DEFAULT_HIDDEN", "SELECT_STRATEGIES",
+    "probe_scenarios", "pool_scenarios", "default_select", "Selection", "derive_task_key", "build_secret",
+    "run_scenario", "run_scenarios", "DEFAULT_PUBLIC", "DEFAULT_HIDDEN", "DEFAULT_PROBES", "SELECT_STRATEGIES",
 ]
 
 DEFAULT_PUBLIC = 6
 DEFAULT_HIDDEN = 3
+DEFAULT_PROBES = 3   # fresh scenarios a grading draws from the oracle
 MAX_ATTEMPTS = 200
 SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select"}
 # How the published and hidden scenarios are chosen: "random" draws them (stratified
 # public, keyed hidden); "stress" picks them from larger pools of the same kinds so that
 # the hidden set kills the most mutants of the reference and every mutant it kills is
-# also killed by a public scenario (see recon.selection).
+# also killed by a public scenario (see recon.mutation.selection).
 SELECT_STRATEGIES = ("random", "stress")
 
 
@@ -365,75 +366,6 @@ class Selection:
     hidden: list[Scenario]
     strategy: str
     report: dict[str, Any] | None = None   # stress: what the chosen sets kill (verifier side only)
-
-
-def select_scenarios(
-    oracle: Oracle,
-    spec: SweepSpec,
-    key: bytes,
-    *,
-    workers: int = 1,
-    progress: Callable[[str], None] | None = None,
-) -> Selection:
-    """The public and hidden scenarios of a task, chosen as ``spec.select`` says.
-
-    ``"random"`` is :func:`public_scenarios` then :func:`hidden_scenarios` (what builds
-    have always done). ``"stress"`` runs mutants of the oracle's reference on candidate
-    pools (see :func:`recon.selection.stress_selection`); it needs ``oracle.reference``
-    and takes minutes rather than seconds. Both are deterministic for the same oracle,
-    spec and key.
-    """
-    if spec.select == "random":
-        public = public_scenarios(oracle, spec)
-        return Selection(public, hidden_scenarios(oracle, spec, key, public), "random")
-    if spec.select == "stress":
-        from .selection import stress_selection  # noqa: PLC0415 - heavy: mutants, workers
-
-        cached = _selection_cache(oracle, spec, key)
-        if cached is not None and cached.is_file():
-            try:
-                doc = canonjson.read(cached)
-                if progress:
-                    progress(f"stress selection reused from {cached}")
-                return Selection([Scenario(s["id"], s["parameters"]) for s in doc["public"]],
-                                 [Scenario(s["id"], s["parameters"]) for s in doc["hidden"]], "stress", doc["report"])
-            except (OSError, ValueError, KeyError, TypeError):
-                pass  # unreadable: select again and overwrite
-        sel = stress_selection(oracle, spec, key, workers=workers, progress=progress)
-        if cached is not None:
-            _write_private(cached, {"public": [{"id": s.id, "parameters": s.parameters} for s in sel.public],
-                                    "hidden": [{"id": s.id, "parameters": s.parameters} for s in sel.hidden],
-                                    "report": sel.report})
-        return sel
-    raise SpecError(f"select={spec.select!r} is not a selection strategy",
-                    hint=f"use one of {', '.join(repr(x) for x in SELECT_STRATEGIES)}")
-
-
-def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes) -> Path | None:
-    """Where a stress selection is kept for the next build of the same task: it costs
-    minutes and is a pure function of the oracle's version and reference, the spec and
-    the task key. The file names hidden scenarios, so it lives beside the build secret,
-    private to this user (``$RECON_HOME/cache``)."""
-    if oracle.reference is None or not oracle.reference.is_file():
-        return None
-    from . import __version__  # noqa: PLC0415
-
-    ident = canonjson.dumps_compact({
-        "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
-        "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(), "key": key.hex()})
-    return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
-
-
-def _write_private(path: Path, doc: Any) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.chmod(path.parent, 0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".sel-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(canonjson.dumps(doc).encode("utf-8"))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache: a build never fails for it
 
 
 # -- the build secret ----------------------------------------------------------------------

@@ -4,7 +4,7 @@ Replays in fresh sandboxes: the reference solution (exactly 1.0), the untouched
 workspace (0), generated task-agnostic cheats (constant output, nearest-public replay,
 keyed noise, interpolation between public outputs: each below 5/6), the reference with
 one field pushed past its tolerance (below 1.0), and the oracle's baselines (plausible
-programs written from the instruction alone, recon.baselines: each below 1.0); audits the
+programs written from the instruction alone, recon.audit: each below 1.0); audits the
 agent's side for leaks (recon.leaks) and the published files against their manifest
 hashes.
 
@@ -21,16 +21,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from . import __version__, canonjson
-from .baselines import grade_baselines
+from . import canonjson
+from ._version import __version__
+from .audit import grade_baselines
 from .errors import TaskError
 from .fsutil import sha256_file
 from .grader import grade, resolve_oracle
 from .leaks import leak_audit
 from .registry import Registry
 from .run import install_solution
-from .runtimes.base import Runtime, get_runtime
+from .runtimes.base import Runtime
+from .runtimes import get_runtime
 from .task import Task, load_task
+from .fsutil import tree_digest
+from .sweep import recon_home
 
 __all__ = ["validate", "ValidationRow", "mutation_summary", "Generated", "GENERATED", "count_work", "leak_audit", "manifest_audit",
            "perturbed_value", "write_generated"]
@@ -298,11 +302,9 @@ def _generated_detail(g: dict[str, Any], gen: Generated) -> str:
 
 def mutation_summary(task: Task, registry: Registry | None = None, threshold: float = 0.9,
                      log: Callable[[str], None] | None = None) -> dict[str, Any]:
-    """The mutation analysis of the task's hidden scenarios plus probes (recon.mutate):
+    """The mutation analysis of the task's hidden scenarios plus probes (recon.mutation):
     ``{"summary", "survivors", "hidden_only"}``, kept per task (by the digest of its tests/
     and solution/) so that validating or describing the same task again costs nothing."""
-    from .fsutil import tree_digest  # noqa: PLC0415
-    from .sweep import recon_home  # noqa: PLC0415
 
     if task.root is None:  # pragma: no cover - validate checked it
         raise TaskError("mutation analysis needs the whole task")
@@ -316,7 +318,7 @@ def mutation_summary(task: Task, registry: Registry | None = None, threshold: fl
         except (OSError, ValueError):
             doc = None
     if doc is None:
-        from .mutate import mutation_score  # noqa: PLC0415 - heavy: mutants and their workers
+        from .mutation.analysis import mutation_score  # noqa: PLC0415 - start-up: validate without mutation analysis imports none of it
 
         rep = mutation_score(task.root, threshold=threshold, registry=registry, log=log)
         doc = {"summary": rep.summary(), "survivors": [r.mutant.describe() for r in rep.survivors],
@@ -400,7 +402,7 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
             g = graded(gen.name.replace(" ", "_"), ws)
             add(ValidationRow(gen.name, gen.expectation, g["reward"], g["reward"] < gen.limit - 1e-9,
                               _generated_detail(g, gen)))
-        # 4. baselines: plausible programs written from the instruction alone (recon.baselines);
+        # 4. baselines: plausible programs written from the instruction alone (recon.audit);
         # one that reaches 1.0 means the instruction gives the recipe away
         for b in grade_baselines(task, oracle, runtime=rt, registry=reg):
             add(ValidationRow(f"baseline {b.name}", "< 1.0", b.reward, b.passed, f"rung {b.rung}; {b.detail}"))

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from recon import Registry
-from recon.baselines import BaselineRow, discover, grade_baselines
+from recon.audit import BaselineRow, grade_baselines
+from recon.baselines import discover
 from recon.build import build_task
 from recon.errors import PluginError
 from recon.task import load_task

@@ -18,7 +18,7 @@ from scipy.spatial import cKDTree
 from recon import Registry
 from recon.artifacts.lidar_icp import lidar_icp, make_inputs, scene
 from recon.artifacts.lidar_icp import reference as ref
-from recon.baselines import grade_baselines
+from recon.audit import grade_baselines
 from recon.build import build_task
 
 FIELDS = {"source_noise", "target_noise", "source_ground", "target_ground", "ground_tilt_deg", "scanner_height_m",

@@ -17,9 +17,9 @@ from click.testing import CliRunner
 
 from recon import Registry
 from recon.errors import UsageError, ValidationFailed
-from recon._mutant_worker import CONTRACT, SURVIVED, VALUE
-from recon._mutants import OPERATORS, generate_mutants, instrument, weak_helper, WEAK_HELPER
-from recon.mutate import Engine, mutation_analysis, mutation_score
+from recon.mutation.worker import CONTRACT, SURVIVED, VALUE
+from recon.mutation.operators import OPERATORS, generate_mutants, instrument, weak_helper, WEAK_HELPER
+from recon.mutation import Engine, mutation_analysis, mutation_score
 
 REFERENCE = '''\
 """Reference of the boundary_demo test oracle (standard library only)."""
@@ -306,7 +306,7 @@ def test_a_timeout_or_a_worker_death_counts_only_when_it_repeats(boundary: Regis
     equivalent mutant look killed. A fault that repeats with more time is a kill."""
     import dataclasses
 
-    from recon._mutant_worker import CONFIRM_FACTOR
+    from recon.mutation.worker import CONFIRM_FACTOR
 
     o = boundary.get("boundary_demo")
     from recon.sweep import SweepSpec, pool_scenarios

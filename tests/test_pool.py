@@ -11,10 +11,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from recon import Registry, compare
-from recon._pool import DEVIATION_CAP, deviation, prepare_workspace, run_program_on_pool
+from recon.mutation.pool import DEVIATION_CAP, deviation, prepare_workspace, run_program_on_pool
 from recon.cli.pool_cmd import pool_cmd
 from recon.errors import UsageError
-from recon.runtimes.base import Limits, get_runtime
+from recon.runtimes.base import Limits
+from recon.runtimes import get_runtime
 from recon.sweep import SweepSpec
 from test_mutate import REFERENCE, write_boundary_plugin
 

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from recon import Registry
 from recon.errors import SpecError
-from recon.mutate import compare_selections
-from recon.selection import greedy_max_cover, greedy_set_cover, maximin_fill, stress_selection
-from recon.sweep import (SweepSpec, derive_task_key, hidden_scenarios, load_spec, public_scenarios,
-                         select_scenarios)
+from recon.mutation import compare_selections
+from recon.mutation.selection import (greedy_max_cover, greedy_set_cover, maximin_fill, select_scenarios,
+                                     stress_selection)
+from recon.sweep import SweepSpec, derive_task_key, hidden_scenarios, load_spec, public_scenarios
 from test_mutate import write_boundary_plugin
 
 

@@ -6,9 +6,13 @@ from pathlib import Path
 
 import click
 
-from .. import __version__
+from .._version import __version__
 from ..errors import UsageError
 from ._common import info, load_registry, plugin_option, progress, quiet_option, sweep_options
+from ..checkpoints import parse_interval
+from ..dataset import build_all, build_one, write_manifest
+from ..dataset import check_dataset_id
+from ..sweep import load_spec
 
 
 @click.command("build")
@@ -57,8 +61,6 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     if build_every and spec_path is not None:
         raise UsageError("--spec names one oracle's sweep and cannot be used with --all",
                          hint="build that oracle by name with --spec")
-    from ..checkpoints import parse_interval  # noqa: PLC0415
-    from ..dataset import check_dataset_id  # noqa: PLC0415
 
     interval = parse_interval(checkpoint_every)
     if build_every:
@@ -66,8 +68,6 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     t0 = time.perf_counter()
     reg = load_registry(plugins)
     workers = workers or os.cpu_count() or 1
-    from ..dataset import build_all, build_one, write_manifest  # noqa: PLC0415
-    from ..sweep import load_spec  # noqa: PLC0415
 
     opts = {"n_public": n_public, "n_hidden": n_hidden, "seed": seed, "secret": secret, "base_image": base_image,
             "disclose": disclose, "evidence": evidence, "checkpoint_every": interval or 0.0, "select": select,

@@ -6,9 +6,12 @@ import click
 
 from .. import canonjson
 from ..grader import grade, render_table, write_outputs
-from ..runtimes.base import RUNTIME_NAMES
+from ..runtimes import RUNTIME_NAMES
 from ..task import load_task
 from ._common import info, load_registry, plugin_option, progress, quiet_option
+from ..checkpoints import grade_checkpoints
+from ..history import append
+from ..runtimes import get_runtime
 
 
 @click.command("grade")
@@ -37,7 +40,6 @@ def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, 
               history: Path | None, checkpoints: Path | None, plugins: tuple[Path, ...], quiet: bool) -> None:
     """Grade WORKSPACE on the built task TASK_DIR's ladder."""
     task = load_task(task_dir)
-    from ..runtimes.base import get_runtime  # noqa: PLC0415
 
     rt = get_runtime(runtime)
     if runtime == "auto":
@@ -50,7 +52,6 @@ def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, 
         g = grade(task, workspace, runtime=rt, nonce=nonce, probes=probes, ladder=ladder, timeout=timeout,
                   registry=registry, workspace_label=label, progress=bar)
     if checkpoints is not None:
-        from ..checkpoints import grade_checkpoints  # noqa: PLC0415
 
         grade_checkpoints(task, g, checkpoints, runtime=rt, probes=probes, ladder=ladder, timeout=timeout,
                           registry=registry)
@@ -61,7 +62,6 @@ def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, 
     if out is not None:
         write_outputs(g, out)
     if history is not None:
-        from ..history import append  # noqa: PLC0415
 
         append(history, g)
         info(f"appended to {history}", quiet or as_json)

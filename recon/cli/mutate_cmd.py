@@ -54,8 +54,8 @@ def mutate_cmd(target: str, pool_size: int | None, pool_seed: int, nonces: int |
     of the pool are searched for a killing scenario before they count as equivalent.
     Prints killed-by-public / hidden / hidden + probes, the survivors and the
     hidden-only kills (graded behaviour no public scenario shows)."""
-    from .. import mutate  # noqa: PLC0415 - heavy: libcst, workers
-    from .._mutants import OPERATORS  # noqa: PLC0415
+    from .. import mutation as mutate  # noqa: PLC0415 - start-up: only `recon mutate` needs it
+    from ..mutation.operators import OPERATORS  # noqa: PLC0415 - start-up: only `recon mutate` needs it
 
     is_task = Path(target).is_dir()
     if is_task and any(v is not None for v in (n_public, n_hidden, seed, spec_path, secret, select)):

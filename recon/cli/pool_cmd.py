@@ -5,8 +5,14 @@ from pathlib import Path
 import click
 
 from .. import canonjson
-from ..runtimes.base import RUNTIME_NAMES
+from ..runtimes import RUNTIME_NAMES
 from ._common import info, load_registry, plugin_option, progress, quiet_option
+from ..grader import resolve_oracle
+from ..mutation.pool import run_program_on_pool
+from ..runtimes import get_runtime
+from ..runtimes.base import Limits
+from ..sweep import SweepSpec, load_spec
+from ..task import load_task
 
 
 @click.command("pool")
@@ -36,14 +42,9 @@ def pool_cmd(ctx: click.Context, target: str, program: Path, size: int, pool_see
     An independent correct implementation should pass everywhere and a wrong one should
     fail often: a wrong program's low failure rate shows a tolerance too weak to catch
     it. Exit 0 when every field of every scenario is within tolerance, 1 otherwise."""
-    from .._pool import run_program_on_pool  # noqa: PLC0415
-    from ..runtimes.base import Limits, get_runtime  # noqa: PLC0415
-    from ..sweep import SweepSpec, load_spec  # noqa: PLC0415
 
     app_dir = None
     if Path(target).is_dir():
-        from ..grader import resolve_oracle  # noqa: PLC0415
-        from ..task import load_task  # noqa: PLC0415
 
         task = load_task(target)
         oracle = resolve_oracle(task, load_registry(plugins) if plugins else None)

@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from ._common import info, progress, quiet_option
+from ..report import build_report
 
 
 @click.command("report")
@@ -20,7 +21,6 @@ def report_cmd(paths: tuple[Path, ...], out: Path, title: str, quiet: bool) -> N
     files (`--history` .jsonl) or folders searched for both. A submission is a (task,
     workspace label) pair; its latest grading is where it landed, and a submission graded
     several times is plotted as a checkpoint series. Prints the page's path."""
-    from ..report import build_report  # noqa: PLC0415 - matplotlib is imported only here
 
     with progress("drawing figures", 4, quiet) as bar:
         rep = build_report(paths, out, title=title, progress=bar)

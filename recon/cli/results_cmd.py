@@ -5,6 +5,7 @@ from pathlib import Path
 import click
 
 from ._common import info, progress, quiet_option
+from ..results import write_results
 
 
 @click.command("results")
@@ -26,7 +27,6 @@ def results_cmd(jobs: tuple[Path, ...], out: Path, title: str, no_figures: bool,
     Failed and missing trials are counted and listed with their reason: a trial whose
     verifier never ran counts as R = 0; one whose verifier left no valid reward, or with
     no readable result.json, is left out of means. Prints the page's path."""
-    from ..results import write_results  # noqa: PLC0415 - matplotlib is imported only here
 
     with progress("drawing figures", 0 if no_figures else 5, quiet) as bar:
         rep = write_results(jobs, out, title=title, figures=not no_figures, progress=bar)

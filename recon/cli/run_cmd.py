@@ -5,8 +5,11 @@ from pathlib import Path
 import click
 
 from .. import canonjson
-from ..runtimes.base import RUNTIME_NAMES
+from ..runtimes import RUNTIME_NAMES
 from ._common import info, load_registry, plugin_option, progress, quiet_option
+from ..grader import render_table
+from ..run import choose_runtime, run_task
+from ..task import load_task
 
 
 @click.command("run")
@@ -29,8 +32,6 @@ def run_cmd(task_dir: Path, agent: str, runtime: str, as_json: bool, out: Path |
     `--agent oracle` installs the reference solution, `--agent nop` changes nothing:
     a sound task gives 1.0 and 0, on every runtime.
     """
-    from ..run import choose_runtime, run_task  # noqa: PLC0415
-    from ..task import load_task  # noqa: PLC0415
 
     task = load_task(task_dir)
     name, reason = choose_runtime(runtime)
@@ -50,7 +51,6 @@ def run_cmd(task_dir: Path, agent: str, runtime: str, as_json: bool, out: Path |
         click.echo(canonjson.dumps(report.to_json()), nl=False)
         return
     if report.grading is not None:
-        from ..grader import render_table  # noqa: PLC0415
 
         click.echo(render_table(report.grading))
     else:

@@ -5,8 +5,11 @@ from pathlib import Path
 import click
 
 from .. import canonjson
-from ..runtimes.base import RUNTIME_NAMES
+from ..runtimes import RUNTIME_NAMES
 from ._common import info, load_registry, plugin_option, progress, quiet_option
+from ..runtimes import get_runtime
+from ..stats import render_stats, task_stats
+from ..task import load_task
 
 
 @click.command("stats")
@@ -28,9 +31,6 @@ def stats_cmd(task_dir: Path, as_json: bool, no_run: bool, with_baselines: bool,
     instruction words, evidence size, N/K, axes and outputs, and the reference solution's
     run time per scenario (one bare run each, no sandbox). --baselines adds each shipped
     baseline's reward R (a baseline at 1.0 means the instruction gives the recipe away)."""
-    from ..runtimes.base import get_runtime  # noqa: PLC0415
-    from ..stats import render_stats, task_stats  # noqa: PLC0415
-    from ..task import load_task  # noqa: PLC0415
 
     task = load_task(task_dir)
     rt = get_runtime(runtime) if with_baselines else runtime

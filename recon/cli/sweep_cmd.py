@@ -7,7 +7,8 @@ import click
 
 from .. import canonjson
 from ..fsutil import atomic_directory
-from ..sweep import build_secret, derive_task_key, load_spec, run_scenarios, select_scenarios
+from ..mutation.selection import select_scenarios
+from ..sweep import build_secret, derive_task_key, load_spec, run_scenarios
 from ._common import info, load_registry, plugin_option, progress, quiet_option, sweep_options
 
 MARKER = "sweep.json"

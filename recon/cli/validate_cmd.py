@@ -6,7 +6,7 @@ import click
 
 from .. import canonjson
 from ..errors import ValidationFailed
-from ..runtimes.base import RUNTIME_NAMES, get_runtime
+from ..runtimes import RUNTIME_NAMES, get_runtime
 from ..validate import ValidationRow, validate
 from ._common import info, load_registry, plugin_option, quiet_option
 

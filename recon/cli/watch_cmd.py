@@ -7,8 +7,12 @@ from pathlib import Path
 import click
 
 from ..errors import UsageError
-from ..runtimes.base import RUNTIME_NAMES
+from ..runtimes import RUNTIME_NAMES
 from ._common import info, load_registry, plugin_option, progress, quiet_option
+from ..grader import grade
+from ..history import append
+from ..runtimes import get_runtime
+from ..task import load_task
 
 _UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 _PART = re.compile(r"(\d+(?:\.\d*)?|\.\d+)([smhd])")
@@ -56,10 +60,6 @@ def watch_cmd(ctx: click.Context, task_dir: Path, workspace: Path, every: str, h
     """Grade WORKSPACE on TASK_DIR now and then every --every, appending one line per
     grading to --history, until a grading passes all six rungs, --count gradings were
     made, or Ctrl-C. Each grading draws fresh probes (its own nonce)."""
-    from ..grader import grade  # noqa: PLC0415
-    from ..history import append  # noqa: PLC0415
-    from ..runtimes.base import get_runtime  # noqa: PLC0415
-    from ..task import load_task  # noqa: PLC0415
 
     period = parse_duration(every)
     task = load_task(task_dir)

@@ -13,11 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import RuntimeUnavailable, UsageError
 
-__all__ = ["Limits", "RunResult", "Runtime", "get_runtime", "pick_runtime_name", "RUNTIME_NAMES"]
-
-RUNTIME_NAMES = ("auto", "local", "bwrap", "docker")
+__all__ = ["Limits", "RunResult", "Runtime", "env_for_submission"]
 
 
 @dataclass(frozen=True)
@@ -100,48 +97,6 @@ class Runtime(ABC):
 
     def close(self) -> None:
         """Release anything the runtime holds (temporary users, images...)."""
-
-
-def pick_runtime_name(requested: str) -> str:
-    """Resolve ``auto``: docker when an engine answers, else bwrap when it works, else local."""
-    if requested not in RUNTIME_NAMES:
-        raise UsageError(f"unknown runtime {requested!r}", hint=f"choose one of {', '.join(RUNTIME_NAMES)}")
-    if requested != "auto":
-        return requested
-    from .docker import engine_available  # noqa: PLC0415 - keep imports lazy
-
-    if engine_available():
-        return "docker"
-    from .bwrap import bwrap_available  # noqa: PLC0415
-
-    if bwrap_available():
-        return "bwrap"
-    return "local"
-
-
-def get_runtime(requested: str = "auto", *, for_grading: bool = True) -> Runtime:
-    """A runtime by name. ``docker`` as a per-run sandbox is not offered to the grader
-    (the docker runtime grades a whole task through its verifier image instead)."""
-    name = pick_runtime_name(requested)
-    if name == "docker" and for_grading:
-        # Inside one grading, per-run sandboxing uses bwrap/local; the docker runtime
-        # runs the grader itself in the verifier container (see recon run).
-        name = "bwrap" if _bwrap_ok() else "local"
-    if name == "local":
-        from .local import LocalRuntime  # noqa: PLC0415
-
-        return LocalRuntime()
-    if name == "bwrap":
-        from .bwrap import BwrapRuntime  # noqa: PLC0415
-
-        return BwrapRuntime()
-    raise RuntimeUnavailable(f"runtime {name!r} cannot run single submissions", hint="use --runtime local or bwrap")
-
-
-def _bwrap_ok() -> bool:
-    from .bwrap import bwrap_available  # noqa: PLC0415
-
-    return bwrap_available()
 
 
 def env_for_submission(home: str) -> dict[str, str]:

@@ -91,7 +91,7 @@ def engine_available(*, refresh: bool = False, timeout: float = PROBE_TIMEOUT) -
 
 def _bwrap_installed() -> bool:
     try:
-        from .bwrap import bwrap_available  # noqa: PLC0415
+        from .bwrap import bwrap_available  # noqa: PLC0415 - start-up: bwrap is probed only when docker is not there
     except ImportError:
         return False
     try:
@@ -543,15 +543,15 @@ class DockerTaskRunner:
         return container
 
     def _start_checkpointer(self, tag: str, volume: str) -> Any:
-        """The task's ``checkpoints`` service as its compose file declares it: root, no
-        network, the workspace volume read-only, the image's own command."""
-        from ..checkpoints import SERVICE  # noqa: PLC0415
-
+        """The task's checkpoint service as its compose file declares it: root, no
+        network, the workspace volume read-only, the image's own command. Its name is the
+        service task.toml collects the snapshots from."""
+        service = self.config.sidecar_artifacts[0][0] if self.config.sidecar_artifacts else "checkpoints"
         container = self.client.containers.create(
             tag, detach=True, user="root", network_mode="none",
             environment={"RECON_CHECKPOINT_EVERY": f"{self.config.checkpoint_every:g}"},
             volumes={volume: {"bind": "/workspace", "mode": "ro"}},
-            name=f"recon-{SERVICE}-{self.run_id}", labels={LABEL: self.run_id, "org.recon.role": SERVICE})
+            name=f"recon-{service}-{self.run_id}", labels={LABEL: self.run_id, "org.recon.role": service})
         self._containers.append(container)
         container.start()
         return container

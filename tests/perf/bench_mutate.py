@@ -54,7 +54,7 @@ def test_random_versus_stress_selection(name: str, record: Callable[..., None], 
     rest of a build does not depend on how the scenarios were chosen)."""
     from recon import Registry
     from recon.build import build_task
-    from recon.mutate import compare_selections
+    from recon.mutation import compare_selections
 
     reg = Registry.default(entry_points=False)
     t0 = time.perf_counter()

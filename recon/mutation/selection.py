@@ -18,7 +18,7 @@ of the same kinds, by what they catch:
   of the pool kills gets one more pool of public candidates before it is reported as an
   unavoidable hidden-only kill.
 
-The kill information comes from :class:`recon.mutate.Engine`, on a deterministic sample
+The kill information comes from :class:`recon.mutation.engine.Engine`, on a deterministic sample
 of ``max_mutants`` mutants. A mutant is run on the candidates in pool order until its
 ``easy``-th kill (a crash or a timeout counts as all of them: it repeats everywhere): a
 mutant killed by the first few candidates it meets is killed by most (its remaining
@@ -30,25 +30,97 @@ unless a mutant's run time sits at its time limit, and on a seeded search).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
+import os
+import tempfile
 import time
+from pathlib import Path
 from typing import Any, Callable
 
-from ._mutant_worker import CONTRACT
-from ._mutants import subsample
-from .axes import Axis, Choice, Float, Int, Seed
-from .errors import ReconError, SpecError
-from .mutate import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_SEARCH, Engine
-from .oracle import Oracle
-from .sweep import (Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios, pool_scenarios,
-                    public_scenarios)
+from .. import canonjson
+from .._version import __version__
+from ..axes import Axis, Choice, Float, Int, Seed
+from ..errors import ReconError, SpecError
+from ..oracle import Oracle
+from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios,
+                     pool_scenarios, public_scenarios, recon_home)
+from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_SEARCH, Engine
+from .operators import subsample
+from .worker import CONTRACT
 
-__all__ = ["stress_selection", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
+__all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
            "HIDDEN_FACTOR", "PUBLIC_FACTOR"]
 
 HIDDEN_FACTOR = 4
 PUBLIC_FACTOR = 3
 EASY = 3
+
+
+def select_scenarios(
+    oracle: Oracle,
+    spec: SweepSpec,
+    key: bytes,
+    *,
+    workers: int = 1,
+    progress: Callable[[str], None] | None = None,
+) -> Selection:
+    """The public and hidden scenarios of a task, chosen as ``spec.select`` says.
+
+    ``"random"`` is :func:`public_scenarios` then :func:`hidden_scenarios` (what builds
+    have always done). ``"stress"`` runs mutants of the oracle's reference on candidate
+    pools (see :func:`recon.mutation.selection.stress_selection`); it needs ``oracle.reference``
+    and takes minutes rather than seconds. Both are deterministic for the same oracle,
+    spec and key.
+    """
+    if spec.select == "random":
+        public = public_scenarios(oracle, spec)
+        return Selection(public, hidden_scenarios(oracle, spec, key, public), "random")
+    if spec.select == "stress":
+
+        cached = _selection_cache(oracle, spec, key)
+        if cached is not None and cached.is_file():
+            try:
+                doc = canonjson.read(cached)
+                if progress:
+                    progress(f"stress selection reused from {cached}")
+                return Selection([Scenario(s["id"], s["parameters"]) for s in doc["public"]],
+                                 [Scenario(s["id"], s["parameters"]) for s in doc["hidden"]], "stress", doc["report"])
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # unreadable: select again and overwrite
+        sel = stress_selection(oracle, spec, key, workers=workers, progress=progress)
+        if cached is not None:
+            _write_private(cached, {"public": [{"id": s.id, "parameters": s.parameters} for s in sel.public],
+                                    "hidden": [{"id": s.id, "parameters": s.parameters} for s in sel.hidden],
+                                    "report": sel.report})
+        return sel
+    raise SpecError(f"select={spec.select!r} is not a selection strategy",
+                    hint=f"use one of {', '.join(repr(x) for x in SELECT_STRATEGIES)}")
+
+
+def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes) -> Path | None:
+    """Where a stress selection is kept for the next build of the same task: it costs
+    minutes and is a pure function of the oracle's version and reference, the spec and
+    the task key. The file names hidden scenarios, so it lives beside the build secret,
+    private to this user (``$RECON_HOME/cache``)."""
+    if oracle.reference is None or not oracle.reference.is_file():
+        return None
+    ident = canonjson.dumps_compact({
+        "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
+        "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(), "key": key.hex()})
+    return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
+
+
+def _write_private(path: Path, doc: Any) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".sel-")
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(canonjson.dumps(doc).encode("utf-8"))
+        os.replace(tmp, path)
+    except OSError:
+        pass  # a cache: a build never fails for it
 
 
 def unit_point(axes: dict[str, Axis], params: dict[str, Any]) -> dict[str, float]:

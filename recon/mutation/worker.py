@@ -46,10 +46,13 @@ from multiprocessing import connection, get_context
 from pathlib import Path
 from typing import Any, Callable
 
-from . import canonjson, compare
-from ._pool import DEVIATION_CAP, deviation
-from .errors import OracleRunError, ReconError
-from .oracle import Oracle
+from .. import canonjson, compare
+from ..axes import Choice, Float, Int, Seed
+from ..errors import OracleRunError, ReconError
+from ..oracle import Oracle
+from ..sweep import Scenario, run_scenario
+from .operators import WEAK_HELPER, same_value, weak_helper
+from .pool import DEVIATION_CAP, deviation
 
 __all__ = ["Case", "Verdict", "WorkerConfig", "WorkerPool", "Task", "SURVIVED", "VALUE", "CONTRACT", "CONFIRM_FACTOR",
            "judge", "is_timeout", "past"]
@@ -316,8 +319,6 @@ def _replay_same(code: types.CodeType, function: str, case: Case, config: Worker
     the reference made on this scenario (see _Recorder). False when it cannot tell."""
     import pickle  # noqa: PLC0415
 
-    from ._mutants import same_value  # noqa: PLC0415
-
     if case.calls is None:
         return False
     rec = _CALLS_CACHE.get(case.calls)
@@ -411,7 +412,6 @@ def _serve(conn: Any, config: WorkerConfig) -> None:
 def _gen(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig, runner: _Runner) -> dict[str, Any]:
     """Inputs and truth of one scenario (or an existing one), then the unmutated
     reference on it with line tracing: which lines run, how long, and whether it agrees."""
-    from .sweep import run_scenario  # noqa: PLC0415
 
     oracle = config.oracle
     conn.send(("at", task_id, payload["id"], float(payload.get("limit", 600.0))))
@@ -448,7 +448,6 @@ def _gen(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
     seconds = 0.0
     recorder = _Recorder(filename)
     if config.instrumented_source is not None:
-        from ._mutants import WEAK_HELPER, weak_helper  # noqa: PLC0415
 
         code = compile(config.instrumented_source, filename, "exec", dont_inherit=True)
         value, problem, seconds = runner.call(code, doc, limit, tracer=tracer, extra={WEAK_HELPER: weak_helper(record)},
@@ -522,8 +521,6 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
 def _strategy(axes: dict[str, Any]) -> Any:
     from hypothesis import strategies as st  # noqa: PLC0415
 
-    from .axes import Choice, Float, Int  # noqa: PLC0415
-
     parts: dict[str, Any] = {}
     for name, ax in sorted(axes.items()):
         if isinstance(ax, Choice):
@@ -550,8 +547,6 @@ def _strategy(axes: dict[str, Any]) -> Any:
 def _to_unit(ax: Any, value: Any) -> float:
     import math  # noqa: PLC0415
 
-    from .axes import Float  # noqa: PLC0415
-
     if isinstance(ax, Float):
         lo, hi = float(ax.lo), float(ax.hi)
         if ax.log:
@@ -572,9 +567,6 @@ def _search(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConf
     """
     from hypothesis import HealthCheck, Phase, given, settings, target  # noqa: PLC0415
     from hypothesis import seed as hseed  # noqa: PLC0415
-
-    from .axes import Float, Int, Seed  # noqa: PLC0415
-    from .sweep import Scenario, run_scenario  # noqa: PLC0415
 
     oracle = config.oracle
     if oracle is None:  # pragma: no cover - programming error

@@ -19,11 +19,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from . import canonjson, compare
-from .errors import UsageError
-from .oracle import Oracle
-from .runtimes.base import Limits, Runtime
-from .sweep import Scenario, SweepSpec, pool_scenarios, run_scenarios
+from .. import canonjson, compare
+from ..errors import UsageError
+from ..oracle import Oracle
+from ..runtimes.base import Limits, Runtime
+from ..sweep import Scenario, SweepSpec, pool_scenarios, run_scenarios
 
 __all__ = ["deviation", "FieldStats", "PoolReport", "run_program_on_pool", "prepare_workspace", "DEVIATION_CAP"]
 

@@ -105,7 +105,7 @@ class Mutant:
     weak: str | None = None
     # The module-level function the edit is in ("" elsewhere): on a scenario where that
     # function, re-run on the arguments it was called with, returns the same values and
-    # leaves its arguments the same, the mutant cannot differ (see recon._mutant_worker).
+    # leaves its arguments the same, the mutant cannot differ (see recon.mutation.worker).
     scope: str = ""
 
     def describe(self) -> str:
