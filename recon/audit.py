@@ -1,27 +1,39 @@
-"""Grading programs other than the reference on a built task: the oracle's baselines.
+"""Programs other than the reference on a built task: baselines, and the fairness audit.
 
 A baseline (see :mod:`recon.baselines`) is what a capable agent might write from the
 behaviour-only instruction alone. :func:`grade_baselines` grades every baseline of a
 built task with the task's own grader, exactly as a submission, and returns one row each
 (name, R, rung): a task whose baseline reaches R = 1.0 does not need its evidence.
+
+:func:`audit_programs` is the fairness audit (``recon audit``): which graded cells an
+independent program fails while it passes that field on every published scenario, and
+which generated scenarios would have shown that behaviour publicly.
 """
 from __future__ import annotations
 
+import dataclasses
+import os
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
+from . import canonjson, compare
 from .baselines import IGNORED
+from .checks import Outcome
 from .errors import TaskError
-from .grader import grade, resolve_oracle
+from .grader import draw_probes, grade, graded_from, resolve_oracle, run_outcomes
+from .mutation.pool import PreparedPool, evaluate_program, prepare_pool, prepare_workspace
 from .oracle import Oracle
 from .registry import Registry
 from .runtimes import Runtime, get_runtime
+from .runtimes.snapshot import snapshot_workspace
+from .sweep import SweepSpec, pool_scenarios
 from .task import Task, load_task
 
-__all__ = ["BaselineRow", "grade_baselines"]
+__all__ = ["BaselineRow", "grade_baselines", "audit_programs", "audit_baselines", "AuditReport", "ProgramAudit",
+           "FieldAudit"]
 
 
 @dataclass(frozen=True)
@@ -86,3 +98,182 @@ def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, ru
                 report(row)
     return rows
 
+
+
+# --------------------------------------------------------------------------- the fairness audit
+#
+# A task is fair when every behaviour its graded set catches is one some published
+# scenario shows: a program that fails a field on a hidden scenario or a probe also fails
+# it on a public scenario, so the agent could have seen it. The audit runs independent
+# programs (trial workspaces, a colleague's implementation, the baselines) on the public,
+# hidden and probe scenarios of a built task, and reports, per program and field, the
+# graded cells it fails while it passes that field on every public scenario: hidden-only
+# failures. For each, it runs the program on a pool of generated scenarios and lists
+# those that would have shown the behaviour publicly.
+
+DEFAULT_NONCES = ("audit-1", "audit-2", "audit-3")
+DEFAULT_POOL = 40
+SHOWN = 5   # revealing pool scenarios listed per behaviour
+
+
+@dataclass
+class FieldAudit:
+    """One program's verdicts on one output field."""
+
+    field: str
+    public_failed: list[str]            # public scenario ids where the field fails
+    graded_failed: list[str]            # hidden and probe cells where it fails
+    graded_checked: int
+    revealing: list[dict[str, Any]] = dataclasses.field(default_factory=list)   # pool scenarios showing it
+    pool_failure_rate: float | None = None
+
+    @property
+    def hidden_only(self) -> bool:
+        return bool(self.graded_failed) and not self.public_failed
+
+    def to_json(self) -> dict[str, Any]:
+        return {"field": self.field, "public_failed": self.public_failed, "graded_failed": self.graded_failed,
+                "graded_checked": self.graded_checked, "hidden_only": self.hidden_only,
+                "revealing": self.revealing, "pool_failure_rate": self.pool_failure_rate}
+
+
+@dataclass
+class ProgramAudit:
+    """What the audit found for one program."""
+
+    label: str
+    fields: dict[str, FieldAudit]
+    contract: dict[str, str]            # scenario id -> why the run gave no usable output
+    runs: int
+
+    @property
+    def hidden_only(self) -> list[FieldAudit]:
+        return [f for f in self.fields.values() if f.hidden_only]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"program": self.label, "runs": self.runs, "contract_failures": self.contract,
+                "hidden_only": [f.field for f in self.hidden_only],
+                "fields": [self.fields[n].to_json() for n in sorted(self.fields)]}
+
+
+@dataclass
+class AuditReport:
+    task: str
+    nonces: list[str]
+    graded: int                          # hidden scenarios plus probes
+    programs: list[ProgramAudit]
+    pool_size: int
+
+    @property
+    def hidden_only(self) -> int:
+        return sum(len(p.hidden_only) for p in self.programs)
+
+    @property
+    def fair(self) -> bool:
+        return self.hidden_only == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"task": self.task, "nonces": self.nonces, "graded_scenarios": self.graded, "pool": self.pool_size,
+                "fair": self.fair, "hidden_only": self.hidden_only, "programs": [p.to_json() for p in self.programs]}
+
+    def render(self) -> str:
+        lines = [f"fairness audit of {self.task}: {len(self.programs)} program(s) on the public scenarios, "
+                 f"{self.graded} graded scenarios (hidden + probes of nonces {', '.join(self.nonces)})"]
+        for p in self.programs:
+            bad = p.hidden_only
+            failing = sorted(n for n, f in p.fields.items() if f.graded_failed)
+            head = f"  {p.label}: fails {len(failing)} field(s) on the graded set"
+            head += f"; {len(bad)} hidden-only" if bad else "; every one also fails publicly"
+            if p.contract:
+                head += f"; no usable output on {len(p.contract)} scenario(s)"
+            lines.append(head)
+            for f in bad:
+                cells = ", ".join(f.graded_failed[:4]) + (f" (+{len(f.graded_failed) - 4})" if len(f.graded_failed) > 4 else "")
+                lines.append(f"    {f.field}: fails {cells}; passes it on every public scenario")
+                if f.revealing:
+                    rate = f" ({100 * f.pool_failure_rate:.0f} % of the pool)" if f.pool_failure_rate is not None else ""
+                    lines.append(f"      shown by {len(f.revealing)} pool scenario(s){rate}, e.g. "
+                                 + canonjson.dumps_compact(f.revealing[0]["parameters"])[:160])
+                else:
+                    lines.append(f"      no scenario of a {self.pool_size}-scenario pool shows it")
+        lines.append(f"verdict: {'fair' if self.fair else f'{self.hidden_only} hidden-only behaviour(s)'}")
+        return "\n".join(lines)
+
+
+def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]], *, runtime: str | Runtime = "auto",
+                   registry: Registry | None = None, nonces: Sequence[str] = DEFAULT_NONCES,
+                   pool_size: int = DEFAULT_POOL, pool_seed: int = 0, workers: int | None = None,
+                   log: Callable[[str], None] | None = None) -> AuditReport:
+    """Audit ``programs`` ((label, workspace folder or reconstruct.py) pairs) on a built
+    task: their hidden-only failures, and the pool scenarios that would show each."""
+    say = log or (lambda msg: None)
+    t = task if isinstance(task, Task) else load_task(task)
+    oracle = resolve_oracle(t, registry)
+    rt = runtime if isinstance(runtime, Runtime) else get_runtime(runtime)
+    workers = workers or os.cpu_count() or 1
+    fields = t.outputs
+    n_probes = int(t.meta.get("probes", 3))
+    report_programs: list[ProgramAudit] = []
+    with tempfile.TemporaryDirectory(prefix="recon-audit-") as tmp:
+        root = Path(tmp)
+        public, hidden = graded_from(t)
+        graded = list(hidden)
+        for nonce in nonces:
+            graded += [dataclasses.replace(g, id=f"{g.id}@{nonce}")
+                       for g in draw_probes(t, oracle, nonce, n_probes, root / "probes" / nonce)]
+        say(f"audit: {len(public)} public and {len(graded)} graded scenarios of {t.meta['task']}")
+        pool: PreparedPool | None = None
+        for i, (label, program) in enumerate(programs):
+            ws, _ = prepare_workspace(Path(program), root / f"program-{i}")
+            snap = snapshot_workspace(ws, root / f"snap-{i}")
+            outcomes = run_outcomes(rt, snap.path, public + graded, t.limits, t.app_dir, fields, workers)
+            audit = _program_audit(label, outcomes, fields, len(public))
+            if audit.hidden_only:
+                if pool is None:
+                    spec = SweepSpec(**{k: t.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
+                    say(f"audit: generating a {pool_size}-scenario pool")
+                    pool = prepare_pool(oracle, pool_scenarios(oracle, spec, pool_size, seed=pool_seed), root / "pool",
+                                        workers=workers)
+                rep = evaluate_program(pool, snap.path, label, rt, seed=pool_seed, limits=t.limits, workers=workers,
+                                       app_dir=t.app_dir)
+                params = {sc.id: sc.parameters for sc in pool.scenarios}
+                for f in audit.hidden_only:
+                    st = rep.fields[f.field]
+                    f.pool_failure_rate = st.failure_rate
+                    f.revealing = [{"id": sid, "parameters": params[sid]} for sid in st.failed[:SHOWN]]
+            say(f"audit: {label}: {len(audit.hidden_only)} hidden-only field(s)")
+            report_programs.append(audit)
+    return AuditReport(str(t.meta["task"]), list(nonces), len(graded), report_programs, pool_size)
+
+
+def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[str, Any]], n_public: int) -> ProgramAudit:
+    per = {n: FieldAudit(n, [], [], 0) for n in fields}
+    contract: dict[str, str] = {}
+    for k, oc in enumerate(outcomes):
+        is_public = k < n_public
+        if not oc.ok:
+            contract[oc.graded.id] = "; ".join(oc.problems)[:200]
+            for n in fields:   # no usable output fails every field where it happens
+                (per[n].public_failed if is_public else per[n].graded_failed).append(oc.graded.id)
+                per[n].graded_checked += 0 if is_public else 1
+            continue
+        for n, spec in fields.items():
+            ok = compare.within(spec, oc.output[n], oc.graded.truth[n])
+            if is_public:
+                if not ok:
+                    per[n].public_failed.append(oc.graded.id)
+            else:
+                per[n].graded_checked += 1
+                if not ok:
+                    per[n].graded_failed.append(oc.graded.id)
+    return ProgramAudit(label, per, contract, len(outcomes))
+
+
+def audit_baselines(task: Task, oracle: Oracle, *, runtime: Runtime, registry: Registry | None = None,
+                    nonces: Sequence[str] = DEFAULT_NONCES, pool_size: int = DEFAULT_POOL,
+                    log: Callable[[str], None] | None = None) -> AuditReport:
+    """The fairness audit over the oracle's baselines and its ``independent/`` programs."""
+    programs = [(f"baseline {b.name}", b.path) for b in oracle.baselines]
+    programs += [(f"independent {b.name}", b.path) for b in oracle.independent]
+    return audit_programs(task, programs, runtime=runtime, registry=registry, nonces=nonces, pool_size=pool_size,
+                          log=log)

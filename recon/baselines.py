@@ -16,9 +16,10 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Baseline", "discover", "BASELINES_DIR", "PROGRAM"]
+__all__ = ["Baseline", "discover", "BASELINES_DIR", "INDEPENDENT_DIR", "PROGRAM"]
 
 BASELINES_DIR = "baselines"
+INDEPENDENT_DIR = "independent"   # other implementations, for the fairness audit
 PROGRAM = "reconstruct.py"
 BASELINE_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 IGNORED = ("__pycache__", "*.pyc", ".ipynb_checkpoints")

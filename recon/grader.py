@@ -34,7 +34,8 @@ from .runtimes.snapshot import snapshot_workspace
 from .sweep import Scenario, SweepSpec, probe_scenarios, run_scenario
 from .task import ScenarioDir, Task, load_task
 
-__all__ = ["grade", "write_outputs", "render_table", "resolve_oracle", "MAX_SOURCE_BYTES"]
+__all__ = ["grade", "write_outputs", "render_table", "resolve_oracle", "run_outcomes", "draw_probes", "graded_from",
+           "MAX_SOURCE_BYTES"]
 
 #: special files a snapshot skipped that grading.json lists by name
 MAX_SKIPPED_LISTED = 20
@@ -77,8 +78,11 @@ def _from_dir(sd: ScenarioDir, kind: str) -> Graded:
     return Graded(sd.id, sd.document, sd.truth, sd.input_files(), kind)
 
 
-def _run_all(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,
-             fields: dict[str, dict[str, Any]], workers: int, progress: Callable[[int], None] | None) -> list[Outcome]:
+def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,
+                 fields: dict[str, dict[str, Any]], workers: int,
+                 progress: Callable[[int], None] | None = None) -> list[Outcome]:
+    """Run the submission in ``workspace`` (a snapshot) on each scenario of ``items``,
+    ``workers`` at a time, and say for each whether it spoke the contract."""
     def one(g: Graded) -> Outcome:
         res = runtime.run(workspace, dict(g.document), g.inputs, limits, app_dir=app_dir)
         if progress:
@@ -93,6 +97,30 @@ def _run_all(runtime: Runtime, workspace: Path, items: list[Graded], limits: Lim
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, items))
+
+
+def graded_from(task: Task) -> tuple[list[Graded], list[Graded]]:
+    """The task's public and hidden scenarios, with their truths and input files."""
+    return [_from_dir(sd, "public") for sd in task.public()], [_from_dir(sd, "hidden") for sd in task.hidden()]
+
+
+def draw_probes(task: Task, oracle: Oracle, nonce: str, n: int, directory: Path) -> list[Graded]:
+    """``n`` fresh scenarios from the private oracle, keyed by the task key and ``nonce``
+    (distinct from the public and hidden ones), generated into ``directory``."""
+    drawn: list[Graded] = []
+    if not n:
+        return drawn
+    spec = SweepSpec(**{k: task.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
+    taken = [Scenario(sd.id, sd.parameters) for sd in task.public()]
+    graded_sc = [Scenario(sd.id, sd.parameters) for sd in task.hidden()]
+    key = bytes.fromhex(task.meta["task_key"])
+    for sc in probe_scenarios(oracle, spec, key, nonce, n, taken, graded_sc):
+        d = directory / sc.id
+        d.parent.mkdir(parents=True, exist_ok=True)
+        out = run_scenario(oracle, sc, d, evidence=False)
+        doc = canonjson.read(d / "scenario.json")
+        drawn.append(Graded(sc.id, doc, out.output, {k: d / v for k, v in doc["inputs"].items()}, "probe"))
+    return drawn
 
 
 def grade(
@@ -128,8 +156,7 @@ def grade(
     rt = runtime if isinstance(runtime, Runtime) else get_runtime(runtime)
     workers = workers or os.cpu_count() or 1
 
-    public = [_from_dir(sd, "public") for sd in task.public()]
-    hidden = [_from_dir(sd, "hidden") for sd in task.hidden()]
+    public, hidden = graded_from(task)
     rungs_out: list[dict[str, Any]] = []
     outcomes: list[list[bool] | None] = []
     allowed: list[int] = []
@@ -144,35 +171,22 @@ def grade(
 
             def run(items: list[Graded]) -> list[Outcome]:
                 t0 = time.perf_counter()
-                res = _run_all(rt, snap.path, items, limits, task.app_dir, fields, workers, progress)
+                res = run_outcomes(rt, snap.path, items, limits, task.app_dir, fields, workers, progress)
                 timing["runs_wall"] += time.perf_counter() - t0
                 timing["runs"] += len(res)
                 return res
 
-            def draw_probes() -> list[Graded]:
+            def probes_now() -> list[Graded]:
                 """Fresh scenarios from the private oracle, keyed by the task key and the nonce."""
-                drawn: list[Graded] = []
-                if not n_probes:
-                    return drawn
-                oracle = resolve_oracle(task, registry)
-                spec = SweepSpec(**{k: task.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
-                taken = [Scenario(g.id, g.parameters) for g in public]
-                graded_sc = [Scenario(g.id, g.parameters) for g in hidden]
                 t0 = time.perf_counter()
-                key = bytes.fromhex(task.meta["task_key"])
-                for sc in probe_scenarios(oracle, spec, key, nonce, n_probes, taken, graded_sc):
-                    d = Path(tmp) / "probes" / sc.id
-                    d.parent.mkdir(exist_ok=True)
-                    out = run_scenario(oracle, sc, d, evidence=False)
-                    doc = canonjson.read(d / "scenario.json")
-                    drawn.append(Graded(sc.id, doc, out.output, {k: d / v for k, v in doc["inputs"].items()}, "probe"))
-                    probe_docs.append({"id": sc.id, "parameters": sc.parameters})
+                drawn = draw_probes(task, resolve_oracle(task, registry), nonce, n_probes, Path(tmp) / "probes")
+                probe_docs.extend({"id": g.id, "parameters": g.parameters} for g in drawn)
                 timing["probe_oracle"] = time.perf_counter() - t0
                 return drawn
 
             ctx = GradingContext(fields=fields, axes=task.meta.get("axes", {}), public=public, hidden=hidden,
                                  workspace=snap.path, starter=task.meta.get("starter", {}),
-                                 snapshot_problem=None if snap.ok else snap.reason, run=run, draw_probes=draw_probes)
+                                 snapshot_problem=None if snap.ok else snap.reason, run=run, draw_probes=probes_now)
             for rung in lad.rungs:
                 if outcomes and (outcomes[-1] is None or not lad.rungs[len(outcomes) - 1].passes(outcomes[-1])):
                     outcomes.append(None)

@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from . import canonjson, compare
 from .axes import Axis
-from .baselines import BASELINES_DIR, Baseline, discover
+from .baselines import BASELINES_DIR, INDEPENDENT_DIR, Baseline, discover
 from .errors import CanonicalJSONError, OracleRunError, PluginError
 from .evidence import DEFAULT_REVEALS, EVIDENCE_LEVELS, Evidence, check_level, level_rank
 from .outputs import Output
@@ -150,6 +150,13 @@ class Oracle:
         return f"{self.source_file}:{self.source_line}"
 
     @property
+    def independent(self) -> tuple[Baseline, ...]:
+        """Other implementations kept for the fairness audit (``recon validate``'s fairness
+        row): every ``independent/NAME/reconstruct.py`` beside the module -- a colleague's
+        program, an earlier trial's workspace."""
+        return discover(Path(self.source_file).resolve().parent / INDEPENDENT_DIR)
+
+    @property
     def baselines(self) -> tuple[Baseline, ...]:
         """The shipped baselines: every ``baselines/NAME/reconstruct.py`` beside the module
         (or under the folder named by ``baselines=``), in name order."""
@@ -171,6 +178,30 @@ class Oracle:
         top = level_rank(lvl)
         return {n: d for n, d in sorted(self.evidence.items())
                 if level_rank(self.evidence_reveals.get(n, DEFAULT_REVEALS)) <= top}
+
+    def source_digest(self) -> str:
+        """sha256 over the code that decides the oracle's behaviour: its module (the whole
+        package folder when the module is a package's ``__init__``, baselines excluded)
+        and its reference. Caches keyed by it follow any change of the oracle, its input
+        generator or its reference, and survive changes of baselines and texts elsewhere."""
+        import hashlib  # noqa: PLC0415 - only caches need it
+
+        module = Path(self.source_file)
+        files = [module]
+        if module.name == "__init__.py":
+            files = sorted(p for p in module.parent.rglob("*.py")
+                           if "__pycache__" not in p.parts and (self.baselines_dir is None
+                                                                 or self.baselines_dir not in p.parents))
+        if self.reference is not None and self.reference not in files:
+            files.append(self.reference)
+        h = hashlib.sha256()
+        for f in files:
+            try:
+                data = f.read_bytes()
+            except OSError:
+                data = b"<unreadable>"
+            h.update(f.name.encode() + b"\0" + hashlib.sha256(data).digest())
+        return h.hexdigest()
 
     def check_params(self, params: dict[str, Any]) -> None:
         """Raise :class:`OracleRunError` naming the first invalid parameter."""

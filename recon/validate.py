@@ -25,15 +25,14 @@ from . import canonjson
 from ._version import __version__
 from .audit import grade_baselines
 from .errors import TaskError
-from .fsutil import sha256_file
+from .fsutil import sha256_file, tree_digest
 from .grader import grade, resolve_oracle
 from .leaks import leak_audit
 from .registry import Registry
 from .run import install_solution
-from .runtimes.base import Runtime
 from .runtimes import get_runtime
+from .runtimes.base import Runtime
 from .task import Task, load_task
-from .fsutil import tree_digest
 from .sweep import recon_home
 
 __all__ = ["validate", "ValidationRow", "mutation_summary", "Generated", "GENERATED", "count_work", "leak_audit", "manifest_audit",
@@ -278,8 +277,6 @@ def manifest_audit(app: Path) -> list[str]:
             if f is None:
                 problems.append(f"{rel} (missing)")
                 continue
-            import hashlib  # noqa: PLC0415
-
             if hashlib.sha256(f.read()).hexdigest() != digest:
                 problems.append(rel)
     return problems
@@ -303,13 +300,22 @@ def _generated_detail(g: dict[str, Any], gen: Generated) -> str:
 def mutation_summary(task: Task, registry: Registry | None = None, threshold: float = 0.9,
                      log: Callable[[str], None] | None = None) -> dict[str, Any]:
     """The mutation analysis of the task's hidden scenarios plus probes (recon.mutation):
-    ``{"summary", "survivors", "hidden_only"}``, kept per task (by the digest of its tests/
-    and solution/) so that validating or describing the same task again costs nothing."""
+    ``{"summary", "survivors", "hidden_only"}``, kept by the digest of exactly what it
+    depends on -- the oracle's code, the reference program, the task key, the scenarios
+    and their truths, the outputs and the probe count -- so that validating the same task
+    again, or a rebuild that changed only a baseline, the instruction or the evidence
+    level, costs nothing."""
 
     if task.root is None:  # pragma: no cover - validate checked it
         raise TaskError("mutation analysis needs the whole task")
-    ident = canonjson.dumps_compact({"tests": tree_digest(task.tests), "solution": tree_digest(task.root / "solution"),
-                                     "recon": __version__, "threshold": threshold})
+    meta = task.meta
+    oracle = resolve_oracle(task, registry)
+    ident = canonjson.dumps_compact({
+        "oracle": [oracle.name, oracle.version, oracle.source_digest()],
+        "reference": sha256_file(task.root / "solution" / "reconstruct.py"),
+        "scenarios": [tree_digest(task.tests / "public"), tree_digest(task.tests / "hidden")],
+        "key": meta["task_key"], "spec": meta["spec"], "outputs": meta["outputs"], "probes": meta.get("probes"),
+        "recon": __version__, "threshold": threshold})
     cache = recon_home() / "cache" / "mutation" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
     doc: dict[str, Any] | None = None
     if cache.is_file():

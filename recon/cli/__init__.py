@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "results": ("recon.cli.results_cmd", "results_cmd"),
     "mutate": ("recon.cli.mutate_cmd", "mutate_cmd"),
     "pool": ("recon.cli.pool_cmd", "pool_cmd"),
+    "audit": ("recon.cli.audit_cmd", "audit_cmd"),
 }
 SHORT_HELP = {
     "list": "List the registered oracles.",
@@ -43,6 +44,7 @@ SHORT_HELP = {
     "results": "Benchmark tables and figures from Harbor's job folders.",
     "mutate": "Mutation analysis: which wrong programs a task's scenarios catch.",
     "pool": "Run any program on a pool of generated scenarios; failure rate per field.",
+    "audit": "Fairness audit: hidden-only failures of independent programs (files or Harbor job folders).",
 }
 
 

@@ -25,7 +25,8 @@ from ..oracle import Oracle
 from ..runtimes.base import Limits, Runtime
 from ..sweep import Scenario, SweepSpec, pool_scenarios, run_scenarios
 
-__all__ = ["deviation", "FieldStats", "PoolReport", "run_program_on_pool", "prepare_workspace", "DEVIATION_CAP"]
+__all__ = ["PreparedPool", "prepare_pool", "evaluate_program", "deviation", "FieldStats", "PoolReport",
+           "run_program_on_pool", "prepare_workspace", "DEVIATION_CAP"]
 
 # Deviations are finite so that they can be sorted, averaged and handed to
 # hypothesis.target(); anything that fails a kind/exact comparison reads as this.
@@ -182,6 +183,81 @@ def prepare_workspace(program: Path, scratch: Path) -> tuple[Path, str]:
     return ws, str(program)
 
 
+@dataclass
+class PreparedPool:
+    """Scenarios whose inputs and truths the oracle has generated once, so that many
+    programs can be measured on them: ``root/scenarios/ID/`` for each scenario."""
+
+    oracle: Oracle
+    scenarios: list[Scenario]
+    root: Path
+    truths: dict[str, dict[str, Any]]
+    seconds: float
+
+    def document(self, sid: str) -> tuple[dict[str, Any], dict[str, Path]]:
+        d = self.root / "scenarios" / sid
+        doc = canonjson.read(d / "scenario.json")
+        return doc, {k: d / v for k, v in doc.get("inputs", {}).items()}
+
+
+def prepare_pool(oracle: Oracle, scenarios: list[Scenario], root: Path, *, workers: int | None = None) -> PreparedPool:
+    """Generate every scenario's inputs and truth into ``root`` (the oracle in parallel
+    processes)."""
+    t0 = time.perf_counter()
+    runs = run_scenarios(oracle, [(sc, root / "scenarios" / sc.id, False) for sc in scenarios],
+                         workers=workers or os.cpu_count() or 1)
+    return PreparedPool(oracle, list(scenarios), root, {r.scenario.id: r.output for r in runs},
+                        time.perf_counter() - t0)
+
+
+def evaluate_program(pool: PreparedPool, workspace: Path, label: str, runtime: Runtime, *, seed: int = 0,
+                     limits: Limits | None = None, workers: int | None = None, app_dir: Path | None = None,
+                     progress: Callable[[int], None] | None = None) -> PoolReport:
+    """Run the (untrusted) program in ``workspace`` on every scenario of ``pool`` through
+    ``runtime``, exactly as the grader runs it, and compare each field with the truth."""
+    oracle = pool.oracle
+    workers = workers or os.cpu_count() or 1
+    limits = limits or Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))
+    fields = oracle.output_specs()
+    stats = {n: FieldStats(n, compare.describe(s)) for n, s in fields.items()}
+    contract: dict[str, str] = {}
+
+    def one(sc: Scenario) -> tuple[Scenario, Any, str | None]:
+        doc, inputs = pool.document(sc.id)
+        res = runtime.run(workspace, doc, inputs, limits, app_dir=app_dir)
+        if progress:
+            progress(1)
+        why = res.failure()
+        if why is not None:
+            return sc, None, why
+        value, why = compare.parse_stdout(res.stdout)
+        if why is not None:
+            return sc, None, why
+        errs = compare.contract_errors(fields, value)
+        return (sc, None, "; ".join(errs)) if errs else (sc, value, None)
+
+    t1 = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
+        results = list(ex.map(one, pool.scenarios))
+    t_program = time.perf_counter() - t1
+    for sc, value, why in results:
+        if why is not None:
+            contract[sc.id] = why
+            continue
+        for name, spec_ in fields.items():
+            st = stats[name]
+            st.checked += 1
+            want = pool.truths[sc.id][name]
+            ok, _ = compare.check(spec_, value[name], want)
+            d = deviation(spec_, value[name], want)
+            if not ok:
+                st.failed.append(sc.id)
+            if d > st.worst or st.worst_id is None:
+                st.worst, st.worst_id = d, sc.id
+    return PoolReport(oracle.name, label, len(pool.scenarios), seed, runtime.name, stats, contract,
+                      {"oracle": pool.seconds, "program": t_program, "total": pool.seconds + t_program})
+
+
 def run_program_on_pool(
     oracle: Oracle,
     spec: SweepSpec,
@@ -203,52 +279,10 @@ def run_program_on_pool(
     its workspace, with the scenario JSON on stdin, exactly as the grader runs it.
     ``scenarios`` replaces the drawn pool (its ids must be distinct).
     """
-    workers = workers or os.cpu_count() or 1
-    limits = limits or Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))
-    pool = scenarios if scenarios is not None else pool_scenarios(oracle, spec, size, seed=seed)
-    fields = oracle.output_specs()
-    stats = {n: FieldStats(n, compare.describe(s)) for n, s in fields.items()}
-    contract: dict[str, str] = {}
-    t0 = time.perf_counter()
+    scenarios = scenarios if scenarios is not None else pool_scenarios(oracle, spec, size, seed=seed)
     with tempfile.TemporaryDirectory(prefix="recon-pool-") as tmp:
         root = Path(tmp)
         ws, label = prepare_workspace(program, root)
-        runs = run_scenarios(oracle, [(sc, root / "scenarios" / sc.id, False) for sc in pool], workers=workers)
-        t_oracle = time.perf_counter() - t0
-
-        def one(sc: Scenario) -> tuple[Scenario, Any, str | None]:
-            d = root / "scenarios" / sc.id
-            doc = canonjson.read(d / "scenario.json")
-            inputs = {k: d / v for k, v in doc.get("inputs", {}).items()}
-            res = runtime.run(ws, doc, inputs, limits, app_dir=app_dir)
-            if progress:
-                progress(1)
-            why = res.failure()
-            if why is not None:
-                return sc, None, why
-            value, why = compare.parse_stdout(res.stdout)
-            if why is not None:
-                return sc, None, why
-            errs = compare.contract_errors(fields, value)
-            return (sc, None, "; ".join(errs)) if errs else (sc, value, None)
-
-        t1 = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
-            results = list(ex.map(one, pool))
-        t_program = time.perf_counter() - t1
-    truth = {r.scenario.id: r.output for r in runs}
-    for sc, value, why in results:
-        if why is not None:
-            contract[sc.id] = why
-            continue
-        for name, spec_ in fields.items():
-            st = stats[name]
-            st.checked += 1
-            ok, _ = compare.check(spec_, value[name], truth[sc.id][name])
-            d = deviation(spec_, value[name], truth[sc.id][name])
-            if not ok:
-                st.failed.append(sc.id)
-            if d > st.worst or st.worst_id is None:
-                st.worst, st.worst_id = d, sc.id
-    return PoolReport(oracle.name, label, len(pool), seed, runtime.name, stats, contract,
-                      {"oracle": t_oracle, "program": t_program, "total": time.perf_counter() - t0})
+        prepared = prepare_pool(oracle, scenarios, root, workers=workers)
+        return evaluate_program(prepared, ws, label, runtime, seed=seed, limits=limits, workers=workers,
+                                app_dir=app_dir, progress=progress)

@@ -100,14 +100,15 @@ def select_scenarios(
 
 def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes) -> Path | None:
     """Where a stress selection is kept for the next build of the same task: it costs
-    minutes and is a pure function of the oracle's version and reference, the spec and
-    the task key. The file names hidden scenarios, so it lives beside the build secret,
-    private to this user (``$RECON_HOME/cache``)."""
+    minutes and is a pure function of the oracle's code (its module, input generator and
+    reference: :meth:`recon.Oracle.source_digest`), the spec and the task key. The file
+    names hidden scenarios, so it lives beside the build secret, private to this user
+    (``$RECON_HOME/cache``)."""
     if oracle.reference is None or not oracle.reference.is_file():
         return None
     ident = canonjson.dumps_compact({
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
-        "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(), "key": key.hex()})
+        "code": oracle.source_digest(), "key": key.hex()})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
 
 
