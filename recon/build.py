@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 from . import canonjson
 from ._version import __version__
@@ -211,12 +211,13 @@ def build_task(
     task_name: str | None = None,
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
-    probes: int = DEFAULT_PROBES,
+    probes: int | None = None,
     base_image: str = BASE_IMAGE,
     disclose: str | None = None,
     checkpoint_every: float | None = DEFAULT_CHECKPOINT_EVERY,
     select: str | None = None,
     evidence: str | None = None,
+    reveal: Sequence[Path] = (),
     log: Callable[[str], None] | None = None,
 ) -> BuildResult:
     """Build oracle ``name`` into ``out_dir/<task_name or name>``; returns what was done.
@@ -230,20 +231,23 @@ def build_task(
 
     ``select`` overrides the sweep spec's scenario selection (``"random"`` or ``"stress"``:
     hidden scenarios chosen from a keyed pool by the mutants of the reference they kill,
-    see :mod:`recon.mutation.selection`); ``log`` receives its progress lines.
+    see :mod:`recon.mutation.selection`); ``reveal`` names independent programs (files or
+    workspace folders) whose failures the hidden set catches, which published scenarios
+    must then show too; ``log`` receives its progress lines.
     """
-    opts = PackageOptions(probes=probes, base_image=base_image, disclose=disclose,
-                          checkpoint_every=checkpoint_every or None,  # 0 or None: no checkpoints
-                          evidence=evidence)
-    opts.check()
     oracle = registry.get(name)
     if oracle.reference is None:
         raise BuildError(f"oracle {name!r} ({oracle.location}) declares no reference solution",
                          hint='add reference="reference.py" (a standalone reconstruct.py) to @oracle(...)')
     spec = load_spec(oracle, spec_path, n_public=n_public, n_hidden=n_hidden, seed=seed, select=select)
+    opts = PackageOptions(probes=spec.probes if probes is None else probes, base_image=base_image,
+                          disclose=disclose, checkpoint_every=checkpoint_every or None,  # 0 or None: no checkpoints
+                          evidence=evidence)
+    opts.check()
     secret_bytes, secret_source = build_secret(secret)
     key = derive_task_key(secret_bytes, oracle, spec)
-    sel = select_scenarios(oracle, spec, key, workers=workers, progress=log)
+    sel = select_scenarios(oracle, spec, key, workers=workers, progress=log,
+                           reveal=[(str(p), Path(p)) for p in reveal])
     public, hidden = sel.public, sel.hidden
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
     verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.dependencies])))

@@ -130,6 +130,7 @@ def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], w
     res = build_task(registry, name, out, n_public=opts.get("n_public"), n_hidden=opts.get("n_hidden"), seed=seed,
                      spec_path=opts.get("spec_path"), secret=opts.get("secret"), task_name=task_name,
                      workers=workers, progress=progress, select=opts.get("select"), log=opts.get("log"),
+                     reveal=opts.get("reveal") or (),
                      **_package_opts(opts))
     return DatasetEntry(res.path.name, oracle.name, oracle.version, res.path, tree_digest(res.path), res.spec.seed,
                         variant, res.spec.n_public, res.spec.n_hidden, res.oracle_seconds, res.secret_source)

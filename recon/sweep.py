@@ -44,7 +44,9 @@ DEFAULT_PUBLIC = 6
 DEFAULT_HIDDEN = 3
 DEFAULT_PROBES = 3   # fresh scenarios a grading draws from the oracle
 MAX_ATTEMPTS = 200
-SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select"}
+SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select", "probes", "reveal"}
+#: what a spec's ``reveal`` may name besides program paths (relative to the spec's folder)
+REVEAL_KINDS = ("baselines", "independent")
 # How the published and hidden scenarios are chosen: "random" draws them (stratified
 # public, keyed hidden); "stress" picks them from larger pools of the same kinds so that
 # the hidden set kills the most mutants of the reference and every mutant it kills is
@@ -62,6 +64,8 @@ class SweepSpec:
     axes: dict[str, dict[str, Any]] = field(default_factory=dict)
     source: str = "defaults"
     select: str = "random"
+    probes: int = DEFAULT_PROBES
+    reveal: tuple[str, ...] = ()          # programs stress selection must reveal (see REVEAL_KINDS)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_public": self.n_public, "n_hidden": self.n_hidden, "seed": self.seed,
@@ -110,17 +114,18 @@ def load_spec(
     (built in, or beside the plugin module), else defaults; command-line values win."""
     text: str | None = None
     source = "defaults"
+    folder: Path | None = None   # where relative program paths in the spec are
     if path is not None:
         path = Path(path)
         if not path.is_file():
             raise SpecError(f"sweep spec {path} does not exist", hint="give the path of a TOML file")
-        text, source = path.read_text(encoding="utf-8"), str(path)
+        text, source, folder = path.read_text(encoding="utf-8"), str(path), path.resolve().parent
     else:
         found = _packaged_spec(oracle.name)
         if found is None:
             beside = Path(oracle.source_file).parent / "scenarios" / f"{oracle.name}.toml"
             if beside.is_file():
-                found = beside.read_text(encoding="utf-8"), str(beside)
+                found, folder = (beside.read_text(encoding="utf-8"), str(beside)), beside.resolve().parent
         if found is not None:
             text, source = found
     data: dict[str, Any] = {}
@@ -154,7 +159,15 @@ def load_spec(
     if sel not in SELECT_STRATEGIES:
         raise SpecError(f"{source}: select={sel!r} is not a selection strategy",
                         hint=f"use one of {', '.join(repr(x) for x in SELECT_STRATEGIES)}")
-    spec = SweepSpec(n_public=np_, n_hidden=nh, seed=sd, axes=axes, source=source, select=sel)
+    pr = _check_count(data.get("probes", DEFAULT_PROBES), "probes", source, 0)
+    rv = data.get("reveal", [])
+    if not (isinstance(rv, list) and all(isinstance(x, str) and x for x in rv)):
+        raise SpecError(f"{source}: reveal={rv!r} must be a list of program paths or {' / '.join(REVEAL_KINDS)}",
+                        hint='e.g. reveal = ["baselines", "independent"]')
+    reveal = tuple(x if x in REVEAL_KINDS or Path(x).is_absolute() or folder is None else str(folder / x)
+                   for x in rv)
+    spec = SweepSpec(n_public=np_, n_hidden=nh, seed=sd, axes=axes, source=source, select=sel, probes=pr,
+                     reveal=reveal)
     return spec
 
 
@@ -287,32 +300,23 @@ def hidden_scenarios(oracle: Oracle, spec: SweepSpec, key: bytes, public: Iterab
 def probe_scenarios(
     oracle: Oracle, spec: SweepSpec, key: bytes, nonce: str, count: int, taken: Iterable[Scenario], graded: list[Scenario]
 ) -> list[Scenario]:
-    """``count`` fresh scenarios for one grading: the first drawn at random, the rest
-    one-axis variations of graded scenarios (so responses to each axis can be checked)."""
+    """``count`` fresh scenarios for one grading, each an independent keyed draw (axis
+    edges favoured, as for hidden scenarios), distinct from the public and graded ones:
+    independent draws are what gives a graded set its power against programs wrong on a
+    small share of the generator."""
     axes = effective_axes(oracle, spec)
     pkey = hmac.new(key, b"recon-probe\x00" + nonce.encode("utf-8"), hashlib.sha256).digest()
     used = {s.key() for s in taken} | {s.key() for s in graded}
-    bases = list(graded)
-    names = sorted(axes)
     out: list[Scenario] = []
     for k in range(count):
         for attempt in range(MAX_ATTEMPTS):
-            if k == 0 or not bases:
-                params = _draw(axes, pkey, "probe", k, attempt, edges=False)
-            else:
-                base = bases[(k - 1) % len(bases)]
-                params = dict(base.parameters)
-                axis_name = names[int(_unit(pkey, "axis", k, attempt) * len(names))]
-                params[axis_name] = axes[axis_name].from_unit(_unit(pkey, "value", k, attempt))
-            sc = Scenario(f"probe_{k + 1}", params)
+            sc = Scenario(f"probe_{k + 1}", _draw(axes, pkey, "probe", k, attempt, edges=attempt < MAX_ATTEMPTS // 4))
             if sc.key() not in used:
                 break
         else:
             raise SpecError(f"{oracle.name}: cannot draw {count} fresh probes", hint="use fewer probes")
         used.add(sc.key())
         out.append(sc)
-        if k == 0:
-            bases.insert(0, sc)
     return out
 
 

@@ -23,11 +23,12 @@ from typing import Any, Callable
 
 from . import canonjson
 from ._version import __version__
-from .audit import grade_baselines
+from .audit import audit_baselines, grade_baselines
 from .errors import TaskError
 from .fsutil import sha256_file, tree_digest
 from .grader import grade, resolve_oracle
 from .leaks import leak_audit
+from .oracle import Oracle
 from .registry import Registry
 from .run import install_solution
 from .runtimes import get_runtime
@@ -350,13 +351,57 @@ def mutation_row(task: Task, registry: Registry, threshold: float,
     return ValidationRow("mutation score", f">= {threshold:g}", s["score"], bool(s["passed"]), detail)
 
 
+#: the largest share of the generator a wrong field may cover and still escape 5 % of gradings
+POWER_RATE = 0.05
+POWER_CONFIDENCE = 0.95
+
+
+def detectable_rate(graded: int, confidence: float = POWER_CONFIDENCE) -> float:
+    """The smallest share p of scenarios on which a field may be wrong and still be caught
+    with ``confidence`` by ``graded`` independent scenarios: 1 - (1 - p)^n = confidence."""
+    return 1.0 if graded <= 0 else 1.0 - (1.0 - confidence) ** (1.0 / graded)
+
+
+def power_row(task: Task) -> ValidationRow:
+    """Per field, the smallest wrong rate the graded set (hidden scenarios plus the probes
+    of one grading) catches in 95 % of gradings. Every graded scenario checks every
+    field, so the rate is one number; it must not exceed 5 % (59 graded scenarios)."""
+    n = len(task.meta["hidden"]) + int(task.meta.get("probes", 3))
+    rate = detectable_rate(n)
+    need = next(k for k in range(1, 10_000) if detectable_rate(k) <= POWER_RATE)
+    fields = len(task.outputs)
+    detail = (f"each of the {fields} fields is checked on {n} graded scenarios per grading "
+              f"({len(task.meta['hidden'])} hidden + {task.meta.get('probes', 3)} probes): a field wrong on "
+              f"{100 * rate:.1f} % of the generator escapes 5 % of gradings")
+    if rate > POWER_RATE:
+        detail += f"; {need} graded scenarios reach {100 * POWER_RATE:.0f} % (raise n_hidden or probes)"
+    return ValidationRow("power", f"<= {100 * POWER_RATE:.0f} %", round(rate, 4), rate <= POWER_RATE, detail)
+
+
+def fairness_row(task: Task, oracle: Oracle, runtime: Runtime, registry: Registry,
+                 log: Callable[[str], None] | None = None) -> ValidationRow:
+    """The fairness audit (recon.audit) over the oracle's baselines and ``independent/``
+    programs: no graded cell a program fails while it passes that field publicly."""
+    n = len(oracle.baselines) + len(oracle.independent)
+    if not n:
+        return ValidationRow("fairness", "0 hidden-only", 0, True,
+                             "no baseline or independent program to audit")
+    rep = audit_baselines(task, oracle, runtime=runtime, registry=registry, log=log)
+    bad = [f"{p.label}: {f.field} ({len(f.graded_failed)} cell(s))" for p in rep.programs for f in p.hidden_only]
+    detail = (f"{n} program(s) on {rep.graded} graded scenarios: every failure also shows publicly" if not bad
+              else "hidden-only: " + "; ".join(bad[:4]) + " (recon audit lists the scenarios that would show them)")
+    return ValidationRow("fairness", "0 hidden-only", len(bad), not bad, detail)
+
+
 def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry: Registry | None = None,
              report: Callable[[ValidationRow], None] | None = None, mutation: float | None = 0.9,
-             log: Callable[[str], None] | None = None) -> tuple[list[ValidationRow], int]:
+             fairness: bool = True, log: Callable[[str], None] | None = None) -> tuple[list[ValidationRow], int]:
     """Run every check; returns the rows and the task's work W.
 
     ``mutation``: the share of non-equivalent mutants of the reference that the hidden
     scenarios plus probes must kill (None: skip the mutation analysis, which takes minutes).
+    ``fairness``: audit the oracle's baselines and independent programs for hidden-only
+    failures.
     """
     task = load_task(task_dir)
     if task.root is None or task.app_dir is None:
@@ -418,7 +463,13 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
                       "the agent's side holds no hidden value, recipe sentence, oracle source or solution"))
     altered = manifest_audit(task.app_dir)
     add(ValidationRow("manifest hashes", "all match", None, not altered, ", ".join(altered[:5]) if altered else "every published file matches manifest.json"))
-    # 7. how well the hidden set catches wrong programs
+    # 7. how well the hidden set catches wrong programs: single-edit mutants of the
+    # reference, then any program wrong on a share of the generator (power)
     if mutation is not None:
         add(mutation_row(task, reg, mutation, log))
+    add(power_row(task))
+    # 8. fairness: what the graded set catches in independent programs, some published
+    # scenario shows
+    if fairness:
+        add(fairness_row(task, oracle, rt, reg, log))
     return rows, count_work(reference.read_text(encoding="utf-8"))

@@ -39,6 +39,9 @@ from ..sweep import load_spec
               help="How scenarios are chosen (default: the sweep spec's, else stress when the oracle has a reference). "
                    "stress: hidden ones from a keyed pool, those that kill the most mutants of the reference, and "
                    "public ones that reveal what they test (minutes; kept for the next build); random: drawn.")
+@click.option("--reveal", "reveal", multiple=True, type=click.Path(exists=True, path_type=Path),
+              help="An independent program (reconstruct.py or its workspace folder; repeatable): whatever the hidden "
+                   "scenarios catch in it, some published scenario must show (stress selection).")
 @click.option("--dataset-name", default="recon", show_default=True,
               help="With --all: the dataset's name in OUT/registry.json (harbor run -d NAME@VERSION).")
 @click.option("--dataset-version", default=None, help="With --all: its version (default: recon's version).")
@@ -48,7 +51,8 @@ from ..sweep import load_spec
 @plugin_option
 @quiet_option
 def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Path, base_image: str | None,
-              disclose: str | None, evidence: str | None, checkpoint_every: str, select: str | None, dataset_name: str,
+              disclose: str | None, evidence: str | None, checkpoint_every: str, select: str | None,
+              reveal: tuple[Path, ...], dataset_name: str,
               dataset_version: str | None,
               registry_relative: bool, n_public: int | None, n_hidden: int | None, seed: int | None,
               spec_path: Path | None, secret: str | None, workers: int | None, plugins: tuple[Path, ...],
@@ -71,6 +75,7 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
 
     opts = {"n_public": n_public, "n_hidden": n_hidden, "seed": seed, "secret": secret, "base_image": base_image,
             "disclose": disclose, "evidence": evidence, "checkpoint_every": interval or 0.0, "select": select,
+            "reveal": list(reveal),
             "log": (lambda msg: info(f"  {msg}", quiet))}
     if name is not None:
         o = reg.get(name)
@@ -85,6 +90,9 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
              f"hidden scenarios keyed by {entry.secret_source})", quiet)
         click.echo(str(entry.path))
         return
+    if reveal:
+        raise UsageError("--reveal names programs of one oracle and cannot be used with --all",
+                         hint="build that oracle by name with --reveal")
     names = reg.names()
     specs = [load_spec(reg.get(n), None, n_public=n_public, n_hidden=n_hidden, seed=seed) for n in names]
     total = sum(sp.n_public + sp.n_hidden for sp in specs)

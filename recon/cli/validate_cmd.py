@@ -19,10 +19,12 @@ from ._common import info, load_registry, plugin_option, quiet_option
               help="Share of non-equivalent mutants of the reference the hidden scenarios plus probes must kill.")
 @click.option("--no-mutation", is_flag=True,
               help="Skip the mutation analysis (minutes the first time a task is validated; kept afterwards).")
+@click.option("--no-fairness", is_flag=True,
+              help="Skip the fairness audit of the oracle's baselines and independent programs.")
 @plugin_option
 @quiet_option
 def validate_cmd(task_dir: Path, runtime: str, as_json: bool, threshold: float, no_mutation: bool,
-                 plugins: tuple[Path, ...], quiet: bool) -> None:
+                 no_fairness: bool, plugins: tuple[Path, ...], quiet: bool) -> None:
     """Replay the reference, the untouched workspace and generated cheats on TASK_DIR,
     audit it for leaks, and fail unless every expectation holds."""
     rt = get_runtime(runtime)
@@ -37,8 +39,8 @@ def validate_cmd(task_dir: Path, runtime: str, as_json: bool, threshold: float, 
     if not as_json:
         click.echo(f"{'':4}  {'check':<30} {'expect':<12} {'reward':<8} detail")
     rows, work = validate(task_dir, runtime=rt, registry=load_registry(plugins) if plugins else None, report=show,
-                          mutation=None if no_mutation else threshold,
-                          log=lambda msg: info(f"  mutation: {msg}", quiet or as_json))
+                          mutation=None if no_mutation else threshold, fairness=not no_fairness,
+                          log=lambda msg: info(f"  {msg}", quiet or as_json))
     failed = [r for r in rows if not r.passed]
     if as_json:
         click.echo(canonjson.dumps({"ok": not failed, "work": work, "runtime": rt.name, "rows": [

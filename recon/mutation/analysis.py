@@ -51,7 +51,7 @@ from .worker import CONTRACT, VALUE
 from ..errors import UsageError
 from ..oracle import Oracle
 from ..registry import Registry
-from ..sweep import (DEFAULT_PROBES, Scenario, SweepSpec, build_secret, derive_task_key, hidden_scenarios, load_spec,
+from ..sweep import (Scenario, SweepSpec, build_secret, derive_task_key, hidden_scenarios, load_spec,
                      pool_scenarios, probe_scenarios, public_scenarios)
 from ..grader import resolve_oracle
 from ..task import Task as BuiltTask, load_task
@@ -139,7 +139,7 @@ def resolve_target(
     else:
         sel = select_scenarios(oracle, spec, key, workers=workers or os.cpu_count() or 1, progress=log)
         public, hidden = sel.public, sel.hidden
-    return Target(oracle, spec, key, public, hidden, DEFAULT_PROBES if probes is None else int(probes), oracle.name,
+    return Target(oracle, spec, key, public, hidden, spec.probes if probes is None else int(probes), oracle.name,
                   selection_seconds=time.perf_counter() - t0)
 
 

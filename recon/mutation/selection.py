@@ -36,17 +36,22 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Sequence
 
-from .. import canonjson
+from .. import canonjson, compare
 from .._version import __version__
 from ..axes import Axis, Choice, Float, Int, Seed
 from ..errors import ReconError, SpecError
 from ..oracle import Oracle
+from ..runtimes import get_runtime
+from ..runtimes.base import Limits, Runtime
+from ..runtimes.snapshot import tree_digest
 from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios,
                      pool_scenarios, public_scenarios, recon_home)
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_SEARCH, Engine
 from .operators import subsample
+from .pool import prepare_workspace
 from .worker import CONTRACT
 
 __all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
@@ -54,7 +59,27 @@ __all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_s
 
 HIDDEN_FACTOR = 4
 PUBLIC_FACTOR = 3
+TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
+TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
+BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
 EASY = 3
+
+
+def reveal_programs(oracle: Oracle, spec: SweepSpec) -> list[tuple[str, Path]]:
+    """The programs a spec's ``reveal`` names: ``baselines`` and ``independent`` (the
+    oracle's own), and program paths."""
+    out: list[tuple[str, Path]] = []
+    for item in spec.reveal:
+        if item == "baselines":
+            out += [(f"baseline {b.name}", b.path) for b in oracle.baselines]
+        elif item == "independent":
+            out += [(f"independent {b.name}", b.path) for b in oracle.independent]
+        else:
+            if not Path(item).exists():
+                raise SpecError(f"sweep spec {spec.source}: reveal names {item}, which does not exist",
+                                 hint="name a reconstruct.py or its folder, relative to the spec")
+            out.append((item, Path(item)))
+    return out
 
 
 def select_scenarios(
@@ -64,6 +89,8 @@ def select_scenarios(
     *,
     workers: int = 1,
     progress: Callable[[str], None] | None = None,
+    reveal: Sequence[tuple[str, Path]] = (),
+    runtime: Runtime | None = None,
 ) -> Selection:
     """The public and hidden scenarios of a task, chosen as ``spec.select`` says.
 
@@ -71,14 +98,28 @@ def select_scenarios(
     have always done). ``"stress"`` runs mutants of the oracle's reference on candidate
     pools (see :func:`recon.mutation.selection.stress_selection`); it needs ``oracle.reference``
     and takes minutes rather than seconds. Both are deterministic for the same oracle,
-    spec and key.
+    spec and key (and the programs to reveal: the spec's ``reveal`` and ``reveal``, which
+    need ``stress``; they run untrusted, through ``runtime``, by default the strongest here).
     """
+    if reveal and spec.select != "stress":
+        raise SpecError(f"revealing programs needs select = \"stress\" (the spec says {spec.select!r})",
+                        hint="build with --select stress, or leave out --reveal")
+    if spec.select == "stress" and (spec.reveal or reveal):
+        with tempfile.TemporaryDirectory(prefix="recon-reveal-") as scratch:
+            named = [*reveal_programs(oracle, spec), *reveal]
+            programs = [(label, prepare_workspace(p, Path(scratch) / str(i))[0]) for i, (label, p) in enumerate(named)]
+            return _select(oracle, spec, key, workers, progress, programs, runtime or get_runtime("auto"))
+    return _select(oracle, spec, key, workers, progress, (), None)
+
+
+def _select(oracle: Oracle, spec: SweepSpec, key: bytes, workers: int, progress: Callable[[str], None] | None,
+            reveal: Sequence[tuple[str, Path]], runtime: Runtime | None) -> Selection:
     if spec.select == "random":
         public = public_scenarios(oracle, spec)
         return Selection(public, hidden_scenarios(oracle, spec, key, public), "random")
     if spec.select == "stress":
 
-        cached = _selection_cache(oracle, spec, key)
+        cached = _selection_cache(oracle, spec, key, reveal)
         if cached is not None and cached.is_file():
             try:
                 doc = canonjson.read(cached)
@@ -88,7 +129,7 @@ def select_scenarios(
                                  [Scenario(s["id"], s["parameters"]) for s in doc["hidden"]], "stress", doc["report"])
             except (OSError, ValueError, KeyError, TypeError):
                 pass  # unreadable: select again and overwrite
-        sel = stress_selection(oracle, spec, key, workers=workers, progress=progress)
+        sel = stress_selection(oracle, spec, key, workers=workers, progress=progress, reveal=reveal, runtime=runtime)
         if cached is not None:
             _write_private(cached, {"public": [{"id": s.id, "parameters": s.parameters} for s in sel.public],
                                     "hidden": [{"id": s.id, "parameters": s.parameters} for s in sel.hidden],
@@ -98,7 +139,8 @@ def select_scenarios(
                     hint=f"use one of {', '.join(repr(x) for x in SELECT_STRATEGIES)}")
 
 
-def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes) -> Path | None:
+def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
+                     reveal: Sequence[tuple[str, Path]] = ()) -> Path | None:
     """Where a stress selection is kept for the next build of the same task: it costs
     minutes and is a pure function of the oracle's code (its module, input generator and
     reference: :meth:`recon.Oracle.source_digest`), the spec and the task key. The file
@@ -108,7 +150,9 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes) -> Path | None
         return None
     ident = canonjson.dumps_compact({
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
-        "code": oracle.source_digest(), "key": key.hex()})
+        "code": oracle.source_digest(), "key": key.hex(),
+        "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
+                   for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
 
 
@@ -246,10 +290,16 @@ def stress_selection(
     easy: int = EASY,
     search_examples: int = DEFAULT_SEARCH,
     max_mutants: int | None = DEFAULT_MAX_MUTANTS,
+    reveal: Sequence[tuple[str, Path]] = (),
+    runtime: Runtime | None = None,
 ) -> Selection:
     """Choose the public and hidden scenarios of ``spec`` by the mutants they kill (see
     the module docstring). Returns a :class:`recon.sweep.Selection` whose ``report``
-    says what the chosen sets kill (for the verifier side: it names hidden scenarios)."""
+    says what the chosen sets kill (for the verifier side: it names hidden scenarios).
+
+    ``reveal``: independent programs ((label, workspace) pairs, run untrusted through
+    ``runtime``). Whatever the hidden candidates catch in them -- a field a program gets
+    wrong there -- some published scenario must show too, as for the mutants."""
     say = progress or (lambda msg: None)
     if oracle.reference is None:
         raise SpecError(f"select = \"stress\" needs the reference of {oracle.name!r} ({oracle.location})",
@@ -257,15 +307,22 @@ def stress_selection(
     t0 = time.perf_counter()
     axes = effective_axes(oracle, spec)
     n_pub, n_hid = spec.n_public, spec.n_hidden
-    pub_spec = dataclasses.replace(spec, n_public=max(public_factor * n_pub, n_pub + 4))
+    # The hidden set is a core chosen by the mutants it kills plus keyed random draws: the
+    # core makes the set catch single-edit mistakes, the draws give it the statistical
+    # power against programs wrong on a small share of the generator (see validate).
+    core = min(n_hid, TARGETED_HIDDEN)
+    pub_spec = dataclasses.replace(spec, n_public=max(public_factor * min(n_pub, TARGETED_PUBLIC),
+                                                      min(n_pub, TARGETED_PUBLIC) + 4, n_pub))
     # Stratified candidates, plus candidates at the axis edges (each axis at each end,
     # all axes low, all high, then edge-favouring draws): a behaviour that only shows
     # at an edge can only be shown by a public scenario at that edge.
     pub_pool = _stratified_pool(oracle, pub_spec)
     pub_pool += [dataclasses.replace(s, id=f"public_edge_{i + 1}") for i, s in enumerate(
-        pool_scenarios(oracle, spec, 2 * len(axes) + 2 + n_pub, seed=spec.seed, taken=pub_pool, prefix="public-edge"))]
-    hid_spec = dataclasses.replace(spec, n_hidden=max(hidden_factor * n_hid, n_hid + 4))
-    hid_pool = hidden_scenarios(oracle, hid_spec, key, pub_pool)
+        pool_scenarios(oracle, spec, 2 * len(axes) + 2 + min(n_pub, TARGETED_PUBLIC), seed=spec.seed,
+                       taken=pub_pool, prefix="public-edge"))]
+    n_cand = max(hidden_factor * core, core + 4)
+    drawn = hidden_scenarios(oracle, dataclasses.replace(spec, n_hidden=n_cand + n_hid - core), key, pub_pool)
+    hid_pool, hid_random = drawn[:n_cand], drawn[n_cand:]
     with Engine(oracle, workers=workers, log=say) as eng:
         P = eng.add_scenarios(pub_pool, "public-candidates")
         H = eng.add_scenarios(hid_pool, "hidden-candidates")
@@ -295,7 +352,7 @@ def stress_selection(
         chosen_h: list[int] = []
         for _ in range(4):  # assumptions are checked on the chosen set; a few rounds settle it
             rows, assumed = rows_on(H)
-            chosen_h = greedy_max_cover(rows, H, n_hid, assumed)
+            chosen_h = greedy_max_cover(rows, H, core, assumed)
             if not any(_at_edge(axes, eng.cases[c].scenario.parameters) for c in chosen_h):
                 chosen_h = _with_edge(chosen_h, H, rows, assumed, axes, eng)
             unchecked = [m for m in mutants if m.id in assumed and not (rows[m.id] & set(chosen_h))]
@@ -307,18 +364,28 @@ def stress_selection(
         eng.evaluate([(m, chosen_h) for m in unknown], stop_after=1)
         killed_h = {m.id for m in mutants if eng.kills(m.id, chosen_h)}
 
-        # -- public: set cover of what the hidden set kills, then spread
-        must = [m for m in mutants if m.id in killed_h]
-        say(f"stress selection: the hidden set kills {len(killed_h)}/{len(mutants)} mutants; covering them "
-            "with public candidates")
+        # -- public: set cover of what the hidden distribution catches, then spread. The
+        # random part of the hidden set and the probes are drawn from the same keyed
+        # distribution as the candidates, so what any candidate catches must be shown.
+        caught = {m.id for m in mutants if eng.kills(m.id, H)}
+        must = [m for m in mutants if m.id in caught]
+        say(f"stress selection: the hidden set kills {len(killed_h)}/{len(mutants)} mutants, its candidates "
+            f"{len(caught)}; covering them with public candidates")
         eng.evaluate([(m, P) for m in must], stop_after=easy)
         points = {c: unit_point(axes, eng.cases[c].scenario.parameters) for c in P}
+        shows = _Revealer(eng, reveal, runtime, workers, say)
+        shows.run(H)
+        behaviours = shows.caught(H)   # (program, field) pairs a hidden candidate catches
 
         def spread(c: int, chosen: list[int]) -> float:
             return min((_distance(points[c], points[o]) for o in chosen), default=0.0)
 
+        def cover_rows(cands: list[int]) -> dict[int, set[int]]:
+            shows.run(cands)
+            return {**{m.id: eng.kills(m.id, cands) for m in must}, **shows.rows(behaviours, cands)}
+
         cands = list(P)
-        rows = {m.id: eng.kills(m.id, cands) for m in must}
+        rows = cover_rows(cands)
         chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
         extra_pool: list[Scenario] = []
         if uncovered and len(chosen_p) < n_pub:
@@ -333,7 +400,7 @@ def stress_selection(
                 points[c] = unit_point(axes, eng.cases[c].scenario.parameters)
             eng.evaluate([(m, X) for m in must if m.id in uncovered], stop_after=1)
             cands = [*P, *X]
-            rows = {m.id: eng.kills(m.id, cands) for m in must}
+            rows = cover_rows(cands)
             chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
         if uncovered and len(chosen_p) < n_pub and search_examples:
             # still shown by no candidate: search for a public scenario that kills them
@@ -350,29 +417,98 @@ def stress_selection(
                     points[c] = unit_point(axes, eng.cases[c].scenario.parameters)
                 eng.evaluate([(m, F) for m in residual], stop_after=0)
                 cands = [*cands, *F]
-                rows = {m.id: eng.kills(m.id, cands) for m in must}
+                rows = cover_rows(cands)
                 chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
         chosen_p = maximin_fill(points, chosen_p, list(P[:pub_spec.n_public]), n_pub)  # spread: stratified ones
         killed_p = {m.id for m in must if eng.kills(m.id, chosen_p)}
         # verify exactly: a public scenario chosen for spread may kill more; unknown pairs run now
         eng.evaluate([(m, chosen_p) for m in must if m.id not in killed_p], stop_after=1)
         hidden_only = sorted(m.id for m in must if not eng.kills(m.id, chosen_p))
+        shows.run(chosen_p)
+        unrevealed = sorted(f"{label}: {fld}" for (label, fld), cs in shows.rows_by_name(behaviours, chosen_p).items()
+                            if not cs)
         public = [dataclasses.replace(eng.cases[c].scenario, id=f"public_{i + 1}")
                   for i, c in enumerate(sorted(chosen_p))]
-        hidden = [dataclasses.replace(eng.cases[c].scenario, id=f"hidden_{i + 1}")
-                  for i, c in enumerate(sorted(chosen_h))]
+        targeted = [eng.cases[c].scenario for c in sorted(chosen_h)]
+        hidden = [dataclasses.replace(sc, id=f"hidden_{i + 1}") for i, sc in enumerate([*targeted, *hid_random])]
         report: dict[str, Any] = {
             "strategy": "stress",
             "candidates": {"public": len(P) + len(extra_pool), "hidden": len(H)},
+            "hidden": {"targeted": len(targeted), "random": len(hid_random)},
             "mutants": len(mutants),
             "killed_by_hidden": len(killed_h),
+            "killed_by_candidates": len(caught),
             "killed_by_public": len({m.id for m in mutants if eng.kills(m.id, chosen_p)}),
             "hidden_only": hidden_only,
+            "revealed": sorted(f"{label}: {fld}" for label, fld in behaviours),
+            "unrevealed": unrevealed,
             "runs": eng.runs,
             "pruned_runs": eng.pruned,
+            "program_runs": shows.runs,
             "seconds": round(time.perf_counter() - t0, 3),
         }
     return Selection(public, hidden, "stress", report)
+
+
+class _Revealer:
+    """Independent programs run on the engine's scenarios (untrusted, through a runtime):
+    which fields each gets wrong where, for the public cover (``--reveal``)."""
+
+    def __init__(self, eng: Engine, programs: Sequence[tuple[str, Path]], runtime: Runtime | None, workers: int,
+                 say: Callable[[str], None]) -> None:
+        if programs and runtime is None:
+            raise ReconError("revealing programs need a runtime to run them in", hint="pass runtime=get_runtime()")
+        self.eng = eng
+        self.programs = list(programs)
+        self.runtime = runtime
+        self.workers = max(1, workers)
+        self.say = say
+        self.fails: dict[tuple[int, int], set[str]] = {}   # (program index, case) -> failing fields
+        self.runs = 0
+        self._ids: dict[tuple[str, str], int] = {}
+
+    def run(self, cases: Sequence[int]) -> None:
+        todo = [(p, c) for p in range(len(self.programs)) for c in cases if (p, c) not in self.fails]
+        if not todo or self.runtime is None:
+            return
+        fields = self.eng.fields
+        limits = Limits(wall=float(self.eng.oracle.timeout), cpu=int(max(self.eng.oracle.timeout * 2, 10)))
+
+        def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str]]:
+            p, c = item
+            case = self.eng.cases[c].case
+            if case is None:
+                return item, set()
+            doc = dict(case.document)
+            inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
+            res = self.runtime.run(Path(self.programs[p][1]), doc, inputs, limits)  # type: ignore[union-attr]
+            value, why = (None, res.failure()) if res.failure() else compare.parse_stdout(res.stdout)
+            if why is not None or compare.contract_errors(fields, value):
+                return item, set(fields)
+            return item, {n for n, sp in fields.items() if not compare.within(sp, value[n], case.truth[n])}
+
+        self.say(f"stress selection: {len(self.programs)} program(s) to reveal, {len(todo)} runs")
+        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+            for key, bad in pool.map(one, todo):
+                self.fails[key] = bad
+        self.runs += len(todo)
+
+    def caught(self, cases: Sequence[int]) -> list[tuple[str, str]]:
+        """(program, field) pairs some of ``cases`` catches."""
+        out = {(self.programs[p][0], f) for (p, c), bad in self.fails.items() if c in set(cases) for f in bad}
+        return sorted(out)
+
+    def rows_by_name(self, behaviours: Sequence[tuple[str, str]], cases: Sequence[int]) -> dict[tuple[str, str], set[int]]:
+        index = {label: i for i, (label, _) in enumerate(self.programs)}
+        return {(label, f): {c for c in cases if f in self.fails.get((index[label], c), set())}
+                for label, f in behaviours}
+
+    def rows(self, behaviours: Sequence[tuple[str, str]], cases: Sequence[int]) -> dict[int, set[int]]:
+        """Set-cover rows for the behaviours, keyed apart from the mutants' ids."""
+        out = {}
+        for name, cs in self.rows_by_name(behaviours, cases).items():
+            out[self._ids.setdefault(name, BEHAVIOUR_IDS + len(self._ids))] = cs
+        return out
 
 
 def _with_edge(chosen: list[int], H: list[int], rows: dict[int, set[int]], assumed: dict[int, set[int]],
