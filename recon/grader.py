@@ -16,6 +16,7 @@ import os
 import secrets
 import sys
 import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,7 +29,7 @@ from .errors import TaskError
 from .ladder import Ladder, load_ladder, score
 from .oracle import Oracle
 from .registry import Registry
-from .runtimes.base import Limits, Runtime
+from .runtimes.base import Limits, RunResult, Runtime
 from .runtimes import get_runtime
 from .runtimes.snapshot import snapshot_workspace
 from .sweep import Scenario, SweepSpec, probe_scenarios, run_scenario
@@ -78,13 +79,69 @@ def _from_dir(sd: ScenarioDir, kind: str) -> Graded:
     return Graded(sd.id, sd.document, sd.truth, sd.input_files(), kind)
 
 
+#: timed-out runs after which a grading stops giving later runs the full wall limit
+STRIKES = 2
+#: what a run gets after the strikes: this many times the slowest run that finished ...
+STRIKE_FACTOR = 3.0
+#: ... but never less than this many seconds
+STRIKE_FLOOR = 2.0
+#: a grading's runs may use this share of (runs x the wall limit) in all
+BUDGET_SHARE = 1 / 3
+
+
+class RunBudget:
+    """What one grading lets a program's runs cost (the instruction states it).
+
+    Every run may take the task's wall limit. A program that hangs costs every run its
+    full limit, so after ``STRIKES`` runs of one grading time out, each later run gets
+    ``STRIKE_FACTOR`` times the slowest run that finished (at least ``STRIKE_FLOOR`` s).
+    And a grading's runs use at most ``BUDGET_SHARE`` of runs x limit seconds in all: a
+    run is not started once that is spent (it fails with the reason). A program within
+    the limits a correct program needs -- none of its runs times out, and on average they
+    take under a third of the limit -- never meets either rule."""
+
+    def __init__(self, limits: Limits, runs: int) -> None:
+        self.limits = limits
+        self.total = max(runs, 1) * float(limits.wall) * BUDGET_SHARE
+        self.spent = 0.0
+        self.timeouts = 0
+        self.slowest = 0.0
+        self._lock = threading.Lock()
+
+    def next_limits(self) -> Limits | str:
+        """The limits for the next run, or why it is not started."""
+        with self._lock:
+            if self.spent >= self.total:
+                return (f"not run: the grading's runs used their budget of {self.total:.0f} s "
+                        f"({BUDGET_SHARE:.2g} of runs x the {self.limits.wall:g} s limit)")
+            wall = float(self.limits.wall)
+            if self.timeouts >= STRIKES:
+                wall = min(wall, max(STRIKE_FLOOR, STRIKE_FACTOR * self.slowest))
+            return Limits(**{**self.limits.to_json(), "wall": wall})
+
+    def record(self, res: RunResult) -> None:
+        with self._lock:
+            self.spent += res.seconds
+            if res.timed_out:
+                self.timeouts += 1
+            elif res.rejected is None:
+                self.slowest = max(self.slowest, res.seconds)
+
+
 def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,
                  fields: dict[str, dict[str, Any]], workers: int,
-                 progress: Callable[[int], None] | None = None) -> list[Outcome]:
+                 progress: Callable[[int], None] | None = None, budget: RunBudget | None = None) -> list[Outcome]:
     """Run the submission in ``workspace`` (a snapshot) on each scenario of ``items``,
-    ``workers`` at a time, and say for each whether it spoke the contract."""
+    ``workers`` at a time, and say for each whether it spoke the contract. With a
+    ``budget``, its rules decide each run's limit and whether it starts."""
     def one(g: Graded) -> Outcome:
-        res = runtime.run(workspace, dict(g.document), g.inputs, limits, app_dir=app_dir)
+        lim = budget.next_limits() if budget is not None else limits
+        if isinstance(lim, str):
+            res = RunResult(exit_code=None, stdout=b"", stderr_tail="", seconds=0.0, rejected=lim)
+        else:
+            res = runtime.run(workspace, dict(g.document), g.inputs, lim, app_dir=app_dir)
+            if budget is not None:
+                budget.record(res)
         if progress:
             progress(1)
         fail = res.failure()
@@ -168,10 +225,11 @@ def grade(
             # One race-free, capped copy of the workspace before anything looks at it:
             # every check and every run sees this snapshot, never the live workspace.
             snap = snapshot_workspace(workspace, Path(tmp) / "workspace")
+            budget = RunBudget(limits, len(public) + len(hidden) + n_probes)
 
             def run(items: list[Graded]) -> list[Outcome]:
                 t0 = time.perf_counter()
-                res = run_outcomes(rt, snap.path, items, limits, task.app_dir, fields, workers, progress)
+                res = run_outcomes(rt, snap.path, items, limits, task.app_dir, fields, workers, progress, budget)
                 timing["runs_wall"] += time.perf_counter() - t0
                 timing["runs"] += len(res)
                 return res
@@ -222,7 +280,8 @@ def grade(
         "probes": probe_docs,
         "runtime": rt.name,
         "runtime_warnings": rt.warnings(),
-        "limits": limits.to_json(),
+        "limits": {**limits.to_json(), "budget": round(budget.total, 3), "strikes": STRIKES},
+        "budget": {"spent": round(budget.spent, 3), "timeouts": budget.timeouts},
         "task": task.meta["task"],
         "oracle": task.name,
         "oracle_version": task.meta["oracle_version"],

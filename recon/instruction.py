@@ -10,9 +10,11 @@ packager passes for a ``--disclose recipe`` build and for no other.
 from __future__ import annotations
 
 import textwrap
+from fractions import Fraction
 from typing import Any, Sequence
 
 from .checks import CHECKS
+from .grader import BUDGET_SHARE, STRIKE_FACTOR, STRIKE_FLOOR, STRIKES
 from .ladder import Ladder
 
 __all__ = ["render_instruction", "render_workspace_readme", "KIND_WORDS"]
@@ -52,6 +54,11 @@ def _values(d: dict[str, Any]) -> str:
     return "one of " + ", ".join(f"`{c}`" for c in d["choices"])
 
 
+def _share(x: float) -> str:
+    f = Fraction(x).limit_denominator(12)
+    return f"{f.numerator}/{f.denominator}"
+
+
 def _contract(manifest: dict[str, Any]) -> str:
     example_inputs = ', "inputs": {"<name>": "/absolute/path/of/the/file", ...}' if manifest["inputs"] else ', "inputs": {}'
     return (
@@ -59,8 +66,14 @@ def _contract(manifest: dict[str, Any]) -> str:
         "directory. It reads one scenario as JSON on standard input:\n\n"
         f'```json\n{{"task": "{manifest["oracle"]}", "id": "...", "parameters": {{...}}{example_inputs}}}\n```\n\n'
         "and must print one JSON object on standard output with every field listed below.\n"
-        "Anything on standard error is ignored. Each run has a time limit of "
-        f"{manifest['timeout']:g} seconds, limited memory and no network."
+        "Anything on standard error is ignored.\n\n"
+        + _prose(f"Each run has a time limit of {manifest['timeout']:g} seconds (wall clock), limited memory and "
+                 f"no network. A grading runs your program once per scenario; after {STRIKES} of its runs "
+                 f"time out, each later run gets {STRIKE_FACTOR:g} times your slowest finished run (at least "
+                 f"{STRIKE_FLOOR:g} s), and once its runs have used {_share(BUDGET_SHARE)} of (runs x "
+                 f"{manifest['timeout']:g} s) in all, no more are started (they count as failed). A program "
+                 f"that never times out and takes under {_share(BUDGET_SHARE)} of the limit on average never "
+                 "meets these rules.")
     )
 
 

@@ -295,3 +295,30 @@ def test_the_sidecar_script_is_standard_library_only(sidecar: Path) -> None:
     mods = set(json.loads(proc.stdout.replace("'", '"')))
     assert mods <= set(sys.stdlib_module_names), mods - set(sys.stdlib_module_names)
     shutil.rmtree(sidecar.parent / "__pycache__", ignore_errors=True)
+
+
+# -- what a hanging program may cost ---------------------------------------------------------------
+
+def test_a_hanging_program_costs_a_grading_a_bounded_time(tmp_path: Path) -> None:
+    """Timeouts are contagious and a grading's runs have a budget: a sleeper costs a
+    fraction of runs x limit, and a correct program never meets either rule."""
+    from recon.grader import BUDGET_SHARE, STRIKES
+
+    reg = Registry.default(entry_points=False)
+    reg.load_plugin_file(TINY)
+    task = build_task(reg, "tiny_series", tmp_path / "t", n_public=12, n_hidden=2, probes=1, select="random").path
+    sleeper = tmp_path / "sleeper"
+    sleeper.mkdir()
+    (sleeper / "reconstruct.py").write_text("import time\ntime.sleep(1000)\n")
+    limit, runs = 6.0, 12
+    t0 = time.monotonic()
+    g = grade(task, sleeper, runtime="local", nonce="hang", timeout=limit, workers=2)
+    wall = time.monotonic() - t0
+    checks = g["rungs"][2]["checks"]
+    timed_out = [c for c in checks if "timed out" in c["reason"]]
+    not_run = [c for c in checks if "budget" in c["reason"]]
+    assert len(timed_out) >= STRIKES and not_run, [c["reason"] for c in checks]
+    assert g["budget"]["spent"] <= runs * limit * BUDGET_SHARE + 2 * limit
+    assert wall < 0.6 * runs * limit / 2, wall          # unbounded: runs x limit / 2 workers = 36 s
+    honest = grade(task, task / "solution", runtime="local", nonce="hang", timeout=limit, workers=2)
+    assert honest["reward"] == 1.0 and honest["budget"]["timeouts"] == 0

@@ -1,0 +1,110 @@
+"""The fairness audit, --reveal, and the power of a graded set, on a tiny fast oracle."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from recon import Registry, canonjson
+from recon.audit import audit_programs
+from recon.build import build_task
+from recon.validate import detectable_rate, power_row
+from recon.task import load_task
+
+TINY = Path(__file__).parent / "fixtures" / "tiny" / "tiny.py"
+REFERENCE = (TINY.parent / "reference.py").read_text()
+COUNT = '"count": sum(t > 1.0 for t in terms)'
+
+
+def _wrong(tmp: Path, name: str, condition: str) -> Path:
+    """The reference with ``count`` off by one where ``condition`` holds (a rare behaviour
+    when the condition covers a sliver of the axes)."""
+    ws = tmp / name
+    ws.mkdir()
+    (ws / "reconstruct.py").write_text(REFERENCE.replace(COUNT, COUNT + f" + (1 if {condition} else 0)"))
+    return ws
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    reg = Registry.default(entry_points=False)
+    reg.load_plugin_file(TINY)
+    return reg
+
+
+def test_the_audit_finds_hidden_only_failures_and_the_scenarios_that_would_show_them(
+        registry: Registry, tmp_path: Path) -> None:
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=6, probes=2,
+                      select="random").path
+    params = [sd.parameters for sd in load_task(task).public()]
+    # wrong where "a" is above every published value: no public scenario can show it
+    top = max(p["a"] for p in params)
+    rare = _wrong(tmp_path, "rare", f'p["a"] > {top + (4.0 - top) / 3:.4f}')
+    # wrong on half the axis, published scenarios included
+    common = _wrong(tmp_path, "common", 'p["a"] > 1.0')
+    report = audit_programs(task, [("rare", rare), ("common", common), ("reference", task / "solution")],
+                            runtime="local", registry=registry, nonces=["n1", "n2", "n3", "n4", "n5", "n6"],
+                            pool_size=30)
+    by = {p.label: p for p in report.programs}
+    assert [f.field for f in by["rare"].hidden_only] == ["count"]
+    found = by["rare"].fields["count"]
+    assert found.graded_failed and not found.public_failed
+    assert found.revealing and all(r["parameters"]["a"] > top for r in found.revealing)
+    assert not by["common"].hidden_only and by["common"].fields["count"].public_failed
+    assert not by["reference"].hidden_only and not any(f.graded_failed for f in by["reference"].fields.values())
+    assert not report.fair and report.hidden_only == 1
+    assert "count: fails" in report.render() and "shown by" in report.render()
+
+
+def test_reveal_makes_a_public_scenario_show_what_the_hidden_set_catches(registry: Registry, tmp_path: Path) -> None:
+    rare = _wrong(tmp_path, "rare", 'p["a"] > 3.6')
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=10, probes=2, select="stress",
+                      reveal=[rare]).path
+    report = canonjson.read(task / "tests" / "selection.json")
+    assert report["revealed"] == [f"{rare}: count"] and report["unrevealed"] == []
+    assert report["hidden"] == {"targeted": 8, "random": 2}
+    assert any(sd.parameters["a"] > 3.6 for sd in load_task(task).public())
+    audit = audit_programs(task, [("rare", rare)], runtime="local", registry=registry, nonces=["n1", "n2"],
+                           pool_size=0)
+    assert audit.fair
+
+
+def test_the_cli_audits_programs_and_exits_1_on_hidden_only_failures(registry: Registry, tmp_path: Path) -> None:
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=3, n_hidden=6, probes=4,
+                      select="random").path
+    t = load_task(task)
+    top = max(sd.parameters["a"] for sd in t.public())
+    highest = max(sd.parameters["a"] for sd in t.hidden())
+    assert highest > top  # the keyed draws favour the axis ends; the spec makes this so
+    rare = _wrong(tmp_path, "rare", f'p["a"] > {(top + highest) / 2:.4f}')
+    proc = subprocess.run([sys.executable, "-m", "recon", "audit", str(task), str(rare / "reconstruct.py"),
+                           "--plugin", str(TINY), "--runtime", "local", "--nonces", "6", "--pool", "10", "--json",
+                           "-q"], capture_output=True, text=True, timeout=600)
+    doc = json.loads(proc.stdout)
+    assert doc["task"] == "recon/tiny_series" and doc["graded_scenarios"] == 6 + 6 * 4
+    assert doc["hidden_only"] == 1 and not doc["fair"]
+    assert proc.returncode == 1 and "hidden-only" in proc.stderr
+    empty = subprocess.run([sys.executable, "-m", "recon", "audit", str(task), "--plugin", str(TINY)],
+                           capture_output=True, text=True, timeout=120)
+    assert empty.returncode == 2 and "nothing to audit" in empty.stderr
+
+
+def test_power_is_the_rate_the_graded_set_catches_in_95_percent_of_gradings() -> None:
+    assert detectable_rate(59) <= 0.05 < detectable_rate(58)
+    for n in (1, 7, 20, 59, 100):
+        p = detectable_rate(n)
+        assert 1 - (1 - p) ** n == pytest.approx(0.95)
+    assert math.isclose(detectable_rate(7), 1 - 0.05 ** (1 / 7))
+
+
+def test_the_power_row_fails_a_small_graded_set(registry: Registry, tmp_path: Path) -> None:
+    small = build_task(registry, "tiny_series", tmp_path / "s", n_public=3, n_hidden=4, probes=3, select="random")
+    row = power_row(load_task(small.path))
+    assert not row.passed and "59 graded scenarios reach 5 %" in row.detail
+    big = build_task(registry, "tiny_series", tmp_path / "b", n_public=3, n_hidden=20, probes=40, select="random")
+    row = power_row(load_task(big.path))
+    assert row.passed and row.reward <= 0.05 and "60 graded scenarios" in row.detail
