@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from recon import Angle, Bool, Exact, Float, Int, Integer, Number, Seed, oracle
+from recon import Angle, Bool, Evidence, Exact, Float, Int, Integer, Number, Seed, oracle
 
 # ------------------------------------------------------------------ the synthetic scene
 # World frame = the frame of scanner 1 (source): optical centre at the origin, z up.
@@ -243,33 +243,47 @@ def _classified(src_path: Path, dest: Path, classification: Any) -> None:
     las.write(str(dest))
 
 
-def _stage_summary(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+def _scan_counts(detail: dict[str, Any], name: str) -> dict[str, Any]:
     import numpy as np
 
+    s = detail[name]
+    cls = s["classification"]
+    return {"points": int(len(cls)), "flagged": int(np.count_nonzero(cls == 7)),
+            "ground": int(np.count_nonzero(cls == 2)),
+            "thinned": {"points": int(len(s["index"])), "ground": int(s["ground_mask"].sum()),
+                        "other": int((~s["ground_mask"]).sum())}}
+
+
+def _stage_summary(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """Per-stage aggregates (the summary level): what each stage produced, not how."""
+    co = detail["coarse"]
+    chosen = co["candidates"][co["chosen"]]
+    return {
+        "parameters": dict(sorted(params.items())),
+        "source": _scan_counts(detail, "source"),
+        "target": _scan_counts(detail, "target"),
+        "coarse": {"candidates": len(co["candidates"]),
+                   "chosen": {"yaw_deg": chosen["yaw_deg"], "translation_m": chosen["translation_m"],
+                              "score": chosen["score"]}},
+        "fine": {"iterations": len(detail["log"]), "converged": detail["converged"]},
+        "fit_before": detail["before"],
+        "fit_after": detail["after"],
+    }
+
+
+def _stage_trace(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+    """Step-by-step internals (the trace level): every statistic, candidate and iteration."""
     co = detail["coarse"]
 
     def scan_part(name: str) -> dict[str, Any]:
         s = detail[name]
-        cls = s["classification"]
-        return {
-            "points": int(len(cls)),
-            "outliers": {**s["sor"], "flagged": int(np.count_nonzero(cls == 7))},
-            "ground": {**s["ground"], "points": int(np.count_nonzero(cls == 2))},
-            "downsampled": {"points": int(len(s["index"])), "ground": int(s["ground_mask"].sum()),
-                            "other": int((~s["ground_mask"]).sum())},
-            "azimuth_histogram": [float(v) for v in co[f"hist_{name}"]],
-            "dominant_azimuth_deg": co[f"phi_{name}"],
-        }
+        return {"outliers": dict(s["sor"]), "ground": dict(s["ground"]),
+                "azimuth_histogram": [float(v) for v in co[f"hist_{name}"]],
+                "dominant_azimuth_deg": co[f"phi_{name}"]}
 
-    return {
-        "parameters": dict(sorted(params.items())),
-        "source": scan_part("source"),
-        "target": scan_part("target"),
-        "coarse": {"candidates": co["candidates"], "chosen": co["chosen"]},
-        "fine": {"iterations": detail["log"], "converged": detail["converged"]},
-        "fit_before": detail["before"],
-        "fit_after": detail["after"],
-    }
+    return {"parameters": dict(sorted(params.items())), "source": scan_part("source"), "target": scan_part("target"),
+            "coarse": {"candidates": co["candidates"], "chosen": co["chosen"]},
+            "fine": {"iterations": detail["log"], "converged": detail["converged"]}}
 
 
 @oracle(
@@ -347,23 +361,30 @@ def _stage_summary(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, 
             "occupancy correlation checked in 3-D", "point-to-plane ICP in yaw and translation with Tukey weights on "
             "a MAD scale, ground down-weighted", "fit statistics before and after"],
     reference="reference.py",
+    evidence_level="summary",
     evidence={
-        "source_classified.las": "every return of source.las in file order, same header and point records, with "
-                                 "the classification the processing assigned: 7 spurious return (noise), "
-                                 "2 ground, 1 anything else",
-        "target_classified.las": "the same for target.las",
-        "source_downsampled.las": "the thinned source scan: LAS 1.2 point format 3, scale 0.001, offsets floor(min); "
-                                  "every point is an original return of source.las carrying its GPS time, "
-                                  "intensity and classification (1 or 2); the class-1 points come first, then "
-                                  "the class-2 points; its point count equals `source_points`",
-        "target_downsampled.las": "the thinned target scan, same layout; its point count equals `target_points`",
-        "registration.json": "a per-stage summary: for each scan the statistic behind the spurious-return "
-                             "rejection (mean, std, cut-off, how many flagged), the ground plane z = a x + b y + c "
-                             "as [a, b, c] with the cells it was fitted to, the thinned counts per class, the "
-                             "histogram of folded normal azimuths (90 one-degree bins) and its dominant "
-                             "direction; every coarse candidate (yaw, shift in cells, translation, shared "
-                             "cells, score) and the chosen one; every fine iteration (pairs, scale, weighted "
-                             "pairs, weight sum, RMS residual, step); the fit statistics before and after",
+        "stages.json": Evidence(
+            "per-stage counts and results (summary): for each scan the returns read, how many were rejected as "
+            "spurious, how many classified as ground, and the thinned scan's points per class; the number of coarse "
+            "candidates and the chosen one (yaw, translation, score); how many fine iterations ran and whether they "
+            "settled; the fit statistics before and after the fine stage", reveals="summary"),
+        "registration_trace.json": Evidence(
+            "the step-by-step internals (trace): for each scan the statistic behind the spurious-return rejection "
+            "(mean, std, cut-off), the ground plane z = a x + b y + c as [a, b, c] with the cells it was fitted to, "
+            "the histogram of folded normal azimuths (90 one-degree bins) and its dominant direction; every coarse "
+            "candidate (yaw, shift in cells, translation, shared cells, score); every fine iteration (pairs, scale, "
+            "weighted pairs, weight sum, RMS residual, step)", reveals="trace"),
+        "source_classified.las": Evidence(
+            "every return of source.las in file order, same header and point records, with the classification the "
+            "processing assigned: 7 spurious return (noise), 2 ground, 1 anything else", reveals="trace"),
+        "target_classified.las": Evidence("the same for target.las", reveals="trace"),
+        "source_downsampled.las": Evidence(
+            "the thinned source scan: LAS 1.2 point format 3, scale 0.001, offsets floor(min); every point is an "
+            "original return of source.las carrying its GPS time, intensity and classification (1 or 2); the "
+            "class-1 points come first, then the class-2 points; its point count equals `source_points`",
+            reveals="trace"),
+        "target_downsampled.las": Evidence("the thinned target scan, same layout; its point count equals "
+                                           "`target_points`", reveals="trace"),
     },
 )
 def lidar_icp(params: dict[str, Any], evidence: Path, inputs: dict[str, Path]) -> dict[str, Any]:
@@ -490,7 +511,8 @@ def lidar_icp(params: dict[str, Any], evidence: Path, inputs: dict[str, Path]) -
         reference.write_las(evidence / f"{name}_downsampled.las", s["xyz"], s["scan"]["intensity"][idx],
                             classification=s["classification"][idx], gps_time=s["scan"]["gps_time"][idx],
                             point_source_id=station, software=f"recon lidar_icp thinned {station}")
-    summary = _stage_summary(detail, params)
-    (evidence / "registration.json").write_text(json.dumps(summary, indent=1, sort_keys=True, allow_nan=False) + "\n",
-                                                encoding="utf-8")
+    for fname, doc in (("stages.json", _stage_summary(detail, params)),
+                       ("registration_trace.json", _stage_trace(detail, params))):
+        (evidence / fname).write_text(json.dumps(doc, indent=1, sort_keys=True, allow_nan=False) + "\n",
+                                      encoding="utf-8")
     return out
