@@ -27,7 +27,7 @@ FIELDS = {"source_noise", "target_noise", "source_ground", "target_ground", "gro
 COUNTS = {"source_noise", "target_noise", "source_ground", "target_ground", "source_points", "target_points",
           "robust_inliers", "iterations"}
 EVIDENCE = {"source_classified.las", "target_classified.las", "source_downsampled.las", "target_downsampled.las",
-            "registration.json"}
+            "stages.json", "registration_trace.json"}
 
 
 def params(**kw: Any) -> dict[str, Any]:
@@ -157,17 +157,19 @@ def test_evidence_matches_outputs(mover: Any) -> None:
     p, out, ev, inputs = mover
     check_outputs(out)
     assert {f.name for f in ev.iterdir()} == EVIDENCE
-    summary = json.loads((ev / "registration.json").read_text(encoding="utf-8"))
+    stages = json.loads((ev / "stages.json").read_text(encoding="utf-8"))
+    summary = json.loads((ev / "registration_trace.json").read_text(encoding="utf-8"))
     for name in ("source", "target"):
         raw = laspy.read(inputs[name])
         cls = laspy.read(ev / f"{name}_classified.las")
         assert np.array_equal(cls.X, raw.X) and np.array_equal(cls.gps_time, raw.gps_time)
         codes = np.asarray(cls.classification)
         assert set(np.unique(codes)) == {1, 2, 7}
-        assert np.count_nonzero(codes == 7) == out[f"{name}_noise"] == summary[name]["outliers"]["flagged"]
-        assert np.count_nonzero(codes == 2) == out[f"{name}_ground"] == summary[name]["ground"]["points"]
+        assert np.count_nonzero(codes == 7) == out[f"{name}_noise"] == stages[name]["flagged"]
+        assert np.count_nonzero(codes == 2) == out[f"{name}_ground"] == stages[name]["ground"]
         thin = laspy.read(ev / f"{name}_downsampled.las")
-        assert len(thin.points) == out[f"{name}_points"] == summary[name]["downsampled"]["points"]
+        assert len(thin.points) == out[f"{name}_points"] == stages[name]["thinned"]["points"]
+        assert stages[name]["thinned"]["ground"] + stages[name]["thinned"]["other"] == len(thin.points)
         # every thinned point is an original return of its class, class 1 first
         by_time = {t: i for i, t in enumerate(np.asarray(raw.gps_time))}
         rows = [by_time[t] for t in np.asarray(thin.gps_time)]
@@ -186,8 +188,21 @@ def test_evidence_matches_outputs(mover: Any) -> None:
         c["score"] for c in summary["coarse"]["candidates"])
     assert math.hypot(*chosen["translation_m"]) == pytest.approx(out["coarse_shift_m"], abs=1e-12)
     steps = summary["fine"]["iterations"]
-    assert len(steps) == out["iterations"] and summary["fine"]["converged"] is out["converged"]
-    assert summary["fit_before"]["fitness"] == out["fitness_before"] and summary["fit_after"]["rmse"] == out["rmse"]
+    assert len(steps) == out["iterations"] == stages["fine"]["iterations"]
+    assert summary["fine"]["converged"] is out["converged"] is stages["fine"]["converged"]
+    assert stages["coarse"]["chosen"]["yaw_deg"] == pytest.approx(out["coarse_yaw_deg"], abs=1e-9)
+    assert stages["fit_before"]["fitness"] == pytest.approx(out["fitness_before"], rel=1e-3)
+    assert stages["fit_after"]["rmse"] == pytest.approx(out["rmse"], rel=1e-3)
+
+
+def test_a_default_build_publishes_the_summary_and_keeps_the_trace() -> None:
+    from recon import Registry
+
+    o = Registry.default(entry_points=False).get("lidar_icp")
+    assert o.evidence_level == "summary"
+    assert sorted(o.published_evidence()) == ["stages.json"]
+    assert sorted(o.published_evidence("trace")) == sorted(EVIDENCE)
+    assert o.published_evidence("outputs") == {}
 
 
 # ------------------------------------------------------------------ stage behaviour

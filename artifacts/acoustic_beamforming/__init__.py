@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from recon import Angle, Choice, Float, Int, Number, Seed, SequenceOf, oracle
+from recon import Angle, Choice, Evidence, Float, Int, Number, Seed, SequenceOf, oracle
 
 ARRAY_NAMES = ["linear4_5cm", "circular6_5cm", "circular8_10cm", "linear8_4cm"]
 ROOM_NAMES = ["small", "medium", "large"]
@@ -152,27 +152,28 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
     stages=["excitation and noisy recording", "sweep deconvolution", "octave-band filtering",
             "noise-compensated decay analysis", "ISO 3382 parameters", "subspace direction finding"],
     reference="reference.py",
+    evidence_level="summary",
     evidence={
-        "geometry.json": "the scene: fs (Hz), speed_of_sound (m/s), room_dim [Lx, Ly, Lz] (one corner at the "
+        "geometry.json": Evidence("the scene: fs (Hz), speed_of_sound (m/s), room_dim [Lx, Ly, Lz] (one corner at the "
                          "origin), finish, walls (west x=0, east x=Lx, south y=0, north y=Ly, floor, ceiling: "
                          "material name and its energy absorption coefficients at absorption_centre_hz), "
                          "air_absorption, max_order, array name, centre (array centre), mics (one [x, y, z] per "
-                         "microphone, mic 0 first) and source [x, y, z], metres rounded to the millimetre",
-        "recording_mic0.wav": "what microphone 0 recorded (test signal through the room plus sensor noise), mono "
-                              "WAV, 16000 Hz, 32-bit float, sample 0 = the instant the loudspeaker starts",
-        "rir_mic0.wav": "the impulse response measured from that recording, mono WAV, 16000 Hz, 32-bit float, "
-                        "sample 0 = emission time",
-        "decay_curves.csv": "energy decay curves in dB re their start (2 decimals, floored at -99.99), every 2 ms "
+                         "microphone, mic 0 first) and source [x, y, z], metres rounded to the millimetre", reveals="outputs"),
+        "recording_mic0.wav": Evidence("what microphone 0 recorded (test signal through the room plus sensor noise), mono "
+                              "WAV, 16000 Hz, 32-bit float, sample 0 = the instant the loudspeaker starts", reveals="trace"),
+        "rir_mic0.wav": Evidence("the impulse response measured from that recording, mono WAV, 16000 Hz, 32-bit float, "
+                        "sample 0 = emission time", reveals="trace"),
+        "decay_curves.csv": Evidence("energy decay curves in dB re their start (2 decimals, floored at -99.99), every 2 ms "
                             "from the response's onset (time_ms), one column per octave band and one for the "
-                            "broadband response",
-        "spatial_spectrum.csv": "the localisation's spatial spectrum: azimuth_deg (the search grid) and value (4 "
-                                "significant digits)",
-        "summary.json": "per-stage numbers (4 significant digits): recording (samples, excitation_samples, "
+                            "broadband response", reveals="trace"),
+        "spatial_spectrum.csv": Evidence("the localisation's spatial spectrum: azimuth_deg (the search grid) and value (4 "
+                                "significant digits)", reveals="trace"),
+        "summary.json": Evidence("per-stage numbers (4 significant digits): recording (samples, excitation_samples, "
                         "mic0_signal_power, noise_rms), impulse_response (samples, onset_sample, peak_sample, "
                         "direct_energy, reverberant_energy), decay (per band and broadband: peak_block_db and "
                         "noise_db in dB of energy per sample, fit_start_ms, fit_end_ms and decay_db_per_s of the "
                         "fitted decay line, truncation_ms, tail_energy_db re the curve's start) and localisation "
-                        "(frames, frequency_bins, grid_points, peak_grid_deg)",
+                        "(frames, frequency_bins, grid_points, peak_grid_deg)", reveals="summary"),
     },
 )
 def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, Any]:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from recon import Choice, Int, Integer, Number, SequenceOf, SetOf, oracle
+from recon import Choice, Evidence, Int, Integer, Number, SequenceOf, SetOf, oracle
 
 ROUTE_NAMES = [
     "boc_esterify_deprotect", "boc_couple_deprotect", "couple_reduce", "nitro_reduce_acetylate",
@@ -149,12 +149,13 @@ TOP = "the route's top product"
             "the compound's constitution", "descriptors of the top product (Lipinski counts, TPSA with S and P, "
             "1024-bit Morgan)", "net charge at pH 7.4 from group rules"],
     reference="reference.py",
+    evidence_level="summary",
     evidence={
-        "standardisation.json": "the compound record and its preparation: the record SMILES and the "
+        "standardisation.json": Evidence("the compound record and its preparation: the record SMILES and the "
                                 "compound's name, then canonical SMILES after each preparation stage "
                                 "(after_cleanup, after_fragment, after_uncharge) and the prepared "
-                                "compound the route starts from (standardised)",
-        "route.sdf": "every molecule each step produced, step by step (RDKit SD file, 2D depiction at 0.01 "
+                                "compound the route starts from (standardised)", reveals="trace"),
+        "route.sdf": Evidence("every molecule each step produced, step by step (RDKit SD file, 2D depiction at 0.01 "
                      "angstrom, hydrogens implicit; a 0-byte file when no step produced anything: check the "
                      "size or use ForwardSDMolSupplier). SD tags: step (1-based), "
                      "transformation, status (kept = carried to the next step or reported at the end, "
@@ -163,14 +164,14 @@ TOP = "the route's top product"
                      "(1-based position, among the step's inputs in order, of the input it first came from; the "
                      "inputs of a step are the previous step's kept molecules in rank order) and unchanged "
                      "(1 when it is an input carried through the step untouched). Within a step: ranked "
-                     "molecules in rank order, then excluded ones, then by-products",
-        "route_summary.json": "the route's transformations and, per step, counts: inputs, reacted (inputs "
+                     "molecules in rank order, then excluded ones, then by-products", reveals="trace"),
+        "route_summary.json": Evidence("the route's transformations and, per step, counts: inputs, reacted (inputs "
                               "with a reactive site), unchanged (inputs carried through), incompatible "
                               "(inputs the step refused), failed_sanitisation (outcomes RDKit could not "
                               "sanitise), byproducts, excluded, products (distinct molecules before the cap) "
                               "and kept; then the top product (selected), its dominant form at pH 7.4 "
                               "(selected_ph74) and the on-bit indices of its fingerprint "
-                              "(selected_fingerprint_bits); null / [] with no product",
+                              "(selected_fingerprint_bits); null / [] with no product", reveals="summary"),
     },
 )
 def chem_smarts(params: dict[str, Any], evidence: Path) -> dict[str, Any]:

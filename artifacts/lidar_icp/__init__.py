@@ -254,6 +254,17 @@ def _scan_counts(detail: dict[str, Any], name: str) -> dict[str, Any]:
                         "other": int((~s["ground_mask"]).sum())}}
 
 
+def _sig(value: Any, digits: int = 4) -> Any:
+    """Floats (also inside lists and dicts) to ``digits`` significant digits."""
+    if isinstance(value, float):
+        return float(f"{value:.{digits}g}")
+    if isinstance(value, list):
+        return [_sig(v, digits) for v in value]
+    if isinstance(value, dict):
+        return {k: _sig(v, digits) for k, v in value.items()}
+    return value
+
+
 def _stage_summary(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
     """Per-stage aggregates (the summary level): what each stage produced, not how."""
     co = detail["coarse"]
@@ -263,11 +274,11 @@ def _stage_summary(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, 
         "source": _scan_counts(detail, "source"),
         "target": _scan_counts(detail, "target"),
         "coarse": {"candidates": len(co["candidates"]),
-                   "chosen": {"yaw_deg": chosen["yaw_deg"], "translation_m": chosen["translation_m"],
+                   "chosen": {"yaw_deg": _sig(chosen["yaw_deg"]), "translation_m": _sig(chosen["translation_m"]),
                               "score": chosen["score"]}},
         "fine": {"iterations": len(detail["log"]), "converged": detail["converged"]},
-        "fit_before": detail["before"],
-        "fit_after": detail["after"],
+        "fit_before": _sig(detail["before"]),
+        "fit_after": _sig(detail["after"]),
     }
 
 
