@@ -35,6 +35,7 @@ measures selection strategies side by side on one shared pool.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import time
@@ -75,6 +76,7 @@ class Target:
     label: str
     existing: dict[str, tuple[dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
     selection_seconds: float = 0.0
+    killable: frozenset[str] = frozenset()   # mutant keys a build's selection saw killed
 
 
 def resolve_target(
@@ -121,8 +123,17 @@ def resolve_target(
                 existing[sd.id] = (doc, sd.truth)
                 (public if kind == "public" else hidden).append(Scenario(sd.id, sd.parameters))
         n_probes = int(task.meta.get("probes", 3) if probes is None else probes)
+        killable: frozenset[str] = frozenset()
+        sel = task.tests / "selection.json"
+        if sel.is_file():
+            try:
+                doc = canonjson.read(sel)
+                if doc.get("reference") == hashlib.sha256(oracle.reference.read_bytes()).hexdigest():
+                    killable = frozenset(str(k) for k in doc.get("killable", []))
+            except (OSError, ValueError, AttributeError):
+                killable = frozenset()
         return Target(oracle, spec, bytes.fromhex(task.meta["task_key"]), public, hidden, n_probes,
-                      str(task.root or task.tests), existing)
+                      str(task.root or task.tests), existing, killable=killable)
     if isinstance(target, Oracle):
         oracle = target
     elif isinstance(target, str):
@@ -152,13 +163,14 @@ class MutantResult:
     probes: list[bool]            # per nonce: killed by hidden + that nonce's probes
     pool: bool                    # killed by a pool scenario
     search: bool                  # killed by a scenario the targeted search found
+    elsewhere: bool               # killed by a scenario the build's selection ran (not searched again)
     kind: str                     # value, contract or "" (never killed)
     first_kill: dict[str, Any] | None
     decided: bool = True          # False: alive when the budget ran out before the full pool and search
 
     @property
     def killed(self) -> bool:
-        return self.public or self.hidden or any(self.probes) or self.pool or self.search
+        return self.public or self.hidden or any(self.probes) or self.pool or self.search or self.elsewhere
 
     @property
     def equivalent(self) -> bool:
@@ -176,7 +188,8 @@ class MutantResult:
     def to_json(self) -> dict[str, Any]:
         return {**self.mutant.to_json(), "equivalent": self.equivalent, "undecided": self.undecided, "kind": self.kind,
                 "killed_by": {"public": self.public, "hidden": self.hidden,
-                              "hidden_probes": round(self.graded_rate, 6), "pool": self.pool, "search": self.search},
+                              "hidden_probes": round(self.graded_rate, 6), "pool": self.pool, "search": self.search,
+                              "selection": self.elsewhere},
                 "first_kill": self.first_kill}
 
 
@@ -497,7 +510,9 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
                       for ps in g["probes"]])
         task_groups = [ix for g in sets for ix in (g["public"], g["hidden"], *g["probes"])]
         rest = [m for m in mutants if not any(eng.killed_by(m.id, ix) for ix in task_groups)]
-        alive = list(rest)
+        # a mutant the build's selection saw killed needs no pool or search to be non-equivalent
+        known = {m.id for m in rest if any(m.key in tgt.killable for tgt in targets)}
+        alive = [m for m in rest if m.id not in known]
         say(f"{len(rest)} mutants survive the task's scenarios; running them on a pool of up to {len(pool_all)}")
         used = 0  # pool scenarios the survivors actually ran on
         while alive and time.perf_counter() < deadline:
@@ -557,7 +572,8 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         for tgt, g in zip(targets, sets):
             groups = {"public": g["public"], "hidden": g["hidden"], "pool": pool, "found": found_idx}
             others = [ix for h in sets if h is not g for ix in (h["public"], h["hidden"], *h["probes"])]
-            results = [_result(eng, m, groups, g["probes"], others, m.id not in undecided_ids) for m in mutants]
+            results = [_result(eng, m, groups, g["probes"], others, m.id not in undecided_ids, m.id in known)
+                       for m in mutants]
             scenarios = {
                 "public": [eng.cases[i].scenario.id for i in g["public"]],
                 "hidden": [eng.cases[i].scenario.id for i in g["hidden"]],
@@ -597,7 +613,7 @@ def _by_operator(mutants: Sequence[Mutant]) -> dict[str, int]:
 
 
 def _result(eng: Engine, m: Mutant, groups: dict[str, list[int]], probe_sets: list[list[int]],
-            others: Sequence[Sequence[int]] = (), decided: bool = True) -> MutantResult:
+            others: Sequence[Sequence[int]] = (), decided: bool = True, elsewhere: bool = False) -> MutantResult:
     pub = bool(eng.killed_by(m.id, groups["public"]))
     hid = bool(eng.killed_by(m.id, groups["hidden"]))
     probes = [hid or bool(eng.killed_by(m.id, ps)) for ps in probe_sets]
@@ -617,7 +633,10 @@ def _result(eng: Engine, m: Mutant, groups: dict[str, list[int]], probe_sets: li
         if v is not None and v.killed:
             first = {"scenario": eng.cases[i].scenario.id, "status": v.status, "detail": v.detail[:200]}
             break
-    return MutantResult(m, pub, hid, probes, pool, search, kind, first, decided)
+    if elsewhere and first is None:
+        first = {"scenario": "a candidate of the build's selection", "status": VALUE, "detail": ""}
+        kind = kind or VALUE
+    return MutantResult(m, pub, hid, probes, pool, search, elsewhere and not (pool or search), kind, first, decided)
 
 
 def mutation_score(

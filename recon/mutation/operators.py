@@ -108,6 +108,12 @@ class Mutant:
     # leaves its arguments the same, the mutant cannot differ (see recon.mutation.worker).
     scope: str = ""
 
+    @property
+    def key(self) -> str:
+        """The edit itself (where, which operator, what replaces what): the same mutant
+        has the same key in every analysis of the same source, whatever its id there."""
+        return f"{self.line}:{self.col}:{self.operator}:{self.before}->{self.after}"
+
     def describe(self) -> str:
         where = f"line {self.line}" + (f" in {self.function}()" if self.function else "")
         return f"{where}: {self.before} -> {self.after} ({self.operator})"

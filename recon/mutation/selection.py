@@ -433,6 +433,7 @@ def stress_selection(
         hidden = [dataclasses.replace(sc, id=f"hidden_{i + 1}") for i, sc in enumerate([*targeted, *hid_random])]
         report: dict[str, Any] = {
             "strategy": "stress",
+            "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(),
             "candidates": {"public": len(P) + len(extra_pool), "hidden": len(H)},
             "hidden": {"targeted": len(targeted), "random": len(hid_random)},
             "mutants": len(mutants),
@@ -440,6 +441,9 @@ def stress_selection(
             "killed_by_candidates": len(caught),
             "killed_by_public": len({m.id for m in mutants if eng.kills(m.id, chosen_p)}),
             "hidden_only": hidden_only,
+            # mutants some candidate killed: not equivalent, whatever a later analysis
+            # of the same reference sees (it skips their search for a killing scenario)
+            "killable": sorted(m.key for m in mutants if eng.kills(m.id, list(range(len(eng.cases))))),
             "revealed": sorted(f"{label}: {fld}" for label, fld in behaviours),
             "unrevealed": unrevealed,
             "runs": eng.runs,
