@@ -60,6 +60,7 @@ VERIFIER_NAMES = ("test.sh", "grader.json", "solve.sh")
 ARCHIVES = (".tar.gz", ".tgz", ".tar", ".zip")
 
 _WORD = re.compile(r"[^\W\d_]{2,}")
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_.]*[A-Za-z0-9_]|[A-Za-z]")
 _BLOCK = re.compile(r"\n[ \t]*\n|\n[ \t]*(?:[-*+]|\d+[.)])[ \t]+")   # paragraphs and list items
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 _NUMBER = re.compile(rb"(?<![\w.])[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?(?!\w|\.\d)")
@@ -208,12 +209,18 @@ def recipe_sentences(oracle: Oracle) -> list[RecipeSentence]:
     if oracle.reference is not None:
         sources += _python_prose(oracle.reference)
     public = _public_corpus(oracle)
+    # names the declaration publishes: a "sentence" made of them alone (a list of output
+    # names after a colon, say) tells the agent nothing the instruction does not
+    names = {n.casefold() for n in [*oracle.axes, *oracle.outputs, *oracle.input_docs, *oracle.evidence]}
+    names |= {Path(n).stem.casefold() for n in oracle.evidence}
     seen: set[str] = set()
     out = []
     for text, where in sources:
         for s in sentences(text):
             key = normalise(s)
             if key in seen or key in public:
+                continue
+            if all(w.casefold() in names or len(w) <= 3 for w in _IDENT.findall(s)):
                 continue
             seen.add(key)
             out.append(RecipeSentence(s, key, where))

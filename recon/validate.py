@@ -299,7 +299,7 @@ def _generated_detail(g: dict[str, Any], gen: Generated) -> str:
 
 
 def mutation_summary(task: Task, registry: Registry | None = None, threshold: float = 0.9,
-                     log: Callable[[str], None] | None = None) -> dict[str, Any]:
+                     log: Callable[[str], None] | None = None, workers: int | None = None) -> dict[str, Any]:
     """The mutation analysis of the task's hidden scenarios plus probes (recon.mutation):
     ``{"summary", "survivors", "hidden_only"}``, kept by the digest of exactly what it
     depends on -- the oracle's code, the reference program, the task key, the scenarios
@@ -327,7 +327,7 @@ def mutation_summary(task: Task, registry: Registry | None = None, threshold: fl
     if doc is None:
         from .mutation.analysis import mutation_score  # noqa: PLC0415 - start-up: validate without mutation analysis imports none of it
 
-        rep = mutation_score(task.root, threshold=threshold, registry=registry, log=log)
+        rep = mutation_score(task.root, threshold=threshold, registry=registry, log=log, workers=workers)
         doc = {"summary": rep.summary(), "survivors": [r.mutant.describe() for r in rep.survivors],
                "hidden_only": [r.mutant.describe() for r in rep.hidden_only]}
         try:
@@ -339,9 +339,9 @@ def mutation_summary(task: Task, registry: Registry | None = None, threshold: fl
 
 
 def mutation_row(task: Task, registry: Registry, threshold: float,
-                 log: Callable[[str], None] | None = None) -> ValidationRow:
+                 log: Callable[[str], None] | None = None, workers: int | None = None) -> ValidationRow:
     """The validate row for :func:`mutation_summary`."""
-    doc = mutation_summary(task, registry, threshold, log)
+    doc = mutation_summary(task, registry, threshold, log, workers)
     s = doc["summary"]
     detail = (f"hidden + probes kill {s['score']:.3f} ± {s['score_error']:.3f} of {s['non_equivalent']} "
               f"non-equivalent mutants (public {s['score_public']:.3f}); {s['equivalent']} equivalent, "
@@ -395,13 +395,14 @@ def fairness_row(task: Task, oracle: Oracle, runtime: Runtime, registry: Registr
 
 def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry: Registry | None = None,
              report: Callable[[ValidationRow], None] | None = None, mutation: float | None = 0.9,
-             fairness: bool = True, log: Callable[[str], None] | None = None) -> tuple[list[ValidationRow], int]:
+             fairness: bool = True, workers: int | None = None,
+             log: Callable[[str], None] | None = None) -> tuple[list[ValidationRow], int]:
     """Run every check; returns the rows and the task's work W.
 
     ``mutation``: the share of non-equivalent mutants of the reference that the hidden
     scenarios plus probes must kill (None: skip the mutation analysis, which takes minutes).
     ``fairness``: audit the oracle's baselines and independent programs for hidden-only
-    failures.
+    failures. ``workers``: parallel runs and mutation workers (default: cores).
     """
     task = load_task(task_dir)
     if task.root is None or task.app_dir is None:
@@ -425,7 +426,7 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
         return app
 
     def graded(label: str, ws: Path) -> dict[str, Any]:
-        return grade(task, ws, runtime=rt, registry=reg, workspace_label=label)
+        return grade(task, ws, runtime=rt, registry=reg, workspace_label=label, workers=workers)
 
     with tempfile.TemporaryDirectory(prefix="recon-validate-") as tmpd:
         tmp = Path(tmpd)
@@ -466,7 +467,7 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
     # 7. how well the hidden set catches wrong programs: single-edit mutants of the
     # reference, then any program wrong on a share of the generator (power)
     if mutation is not None:
-        add(mutation_row(task, reg, mutation, log))
+        add(mutation_row(task, reg, mutation, log, workers))
     add(power_row(task))
     # 8. fairness: what the graded set catches in independent programs, some published
     # scenario shows

@@ -6,6 +6,7 @@ import io
 import json
 import shutil
 import tarfile
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -165,6 +166,32 @@ def test_recipe_sentences_come_from_the_docstring_and_the_reference(edge: tuple[
     # Published on purpose in description=: public, so not a recipe sentence to hide.
     assert "A number is derived from x and a small rate over three periods of time" not in found
     assert "Short note" not in found
+
+
+def test_a_fragment_made_of_public_names_is_no_recipe_sentence(tmp_path: Path) -> None:
+    """A recipe line split at its colon can leave only output names, which the workspace
+    README lists anyway: not a leak. A real rule beside them still is."""
+    plugin = tmp_path / "names_demo.py"
+    plugin.write_text(textwrap.dedent('''
+        from recon import oracle, Float, Number
+
+        @oracle(name="names_demo", version="1.0.0", title="Names", domain="testing", toolkit=[],
+                description="Two seasonal numbers from one parameter.",
+                axes={"x": Float(0.0, 1.0, doc="the parameter")},
+                outputs={"coarse_seasonal_means_c": Number(abs=0.1, doc="a mean"),
+                         "coarse_trend_c_per_decade": Number(abs=0.1, doc="a trend")})
+        def names_demo(params, evidence):
+            """The regridded block gives: coarse_seasonal_means_c, coarse_trend_c_per_decade.
+
+            The trend is the least-squares slope of the day-weighted annual means per decade.
+            """
+            return {"coarse_seasonal_means_c": 0.0, "coarse_trend_c_per_decade": 0.0}
+    '''))
+    reg = Registry()
+    reg.load_plugin_file(plugin)
+    texts = [r.text for r in recipe_sentences(reg.get("names_demo"))]
+    assert "coarse_seasonal_means_c, coarse_trend_c_per_decade" not in texts
+    assert "The trend is the least-squares slope of the day-weighted annual means per decade" in texts
 
 
 def test_a_recipe_sentence_in_evidence_or_instruction_fails_the_audit(edge: tuple[Path, Registry],

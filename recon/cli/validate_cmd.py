@@ -19,12 +19,14 @@ from ._common import info, load_registry, plugin_option, quiet_option
               help="Share of non-equivalent mutants of the reference the hidden scenarios plus probes must kill.")
 @click.option("--no-mutation", is_flag=True,
               help="Skip the mutation analysis (minutes the first time a task is validated; kept afterwards).")
+@click.option("--workers", type=click.IntRange(min=1), default=None,
+              help="Parallel runs and mutation workers (default: cores).")
 @click.option("--no-fairness", is_flag=True,
               help="Skip the fairness audit of the oracle's baselines and independent programs.")
 @plugin_option
 @quiet_option
 def validate_cmd(task_dir: Path, runtime: str, as_json: bool, threshold: float, no_mutation: bool,
-                 no_fairness: bool, plugins: tuple[Path, ...], quiet: bool) -> None:
+                 workers: int | None, no_fairness: bool, plugins: tuple[Path, ...], quiet: bool) -> None:
     """Replay the reference, the untouched workspace and generated cheats on TASK_DIR,
     audit it for leaks, and fail unless every expectation holds."""
     rt = get_runtime(runtime)
@@ -39,7 +41,7 @@ def validate_cmd(task_dir: Path, runtime: str, as_json: bool, threshold: float, 
     if not as_json:
         click.echo(f"{'':4}  {'check':<30} {'expect':<12} {'reward':<8} detail")
     rows, work = validate(task_dir, runtime=rt, registry=load_registry(plugins) if plugins else None, report=show,
-                          mutation=None if no_mutation else threshold, fairness=not no_fairness,
+                          mutation=None if no_mutation else threshold, fairness=not no_fairness, workers=workers,
                           log=lambda msg: info(f"  {msg}", quiet or as_json))
     failed = [r for r in rows if not r.passed]
     if as_json:
