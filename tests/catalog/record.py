@@ -1,0 +1,91 @@
+"""The catalog's recorded validation: ``docs/catalog.json`` and the page rendered from it.
+
+Every built-in task has a record: the digest of its files when it was last validated
+(the oracle's package folder and its sweep spec), what ``recon validate`` and Harbor
+said then, and the agent trials run on it. ``tests/test_catalog_record.py`` (in the
+default suite, so in CI) fails when a task's files no longer match its record, or when
+``docs/catalog.md`` is not the page rendered from the records: changing a task means
+running the catalog suite again (``pytest tests/catalog -m catalog``, see the README).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+RECORDS = ROOT / "docs" / "catalog.json"
+PAGE = ROOT / "docs" / "catalog.md"
+
+
+def task_files(name: str) -> list[Path]:
+    """The files that decide a built-in task: its package folder and its sweep spec."""
+    pkg = ROOT / "artifacts" / name
+    files = [p for p in sorted(pkg.rglob("*")) if p.is_file() and "__pycache__" not in p.parts
+             and p.suffix != ".pyc"]
+    spec = ROOT / "scenarios" / f"{name}.toml"
+    return files + ([spec] if spec.is_file() else [])
+
+
+def task_digest(name: str) -> str:
+    h = hashlib.sha256()
+    for p in task_files(name):
+        h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
+    return h.hexdigest()[:16]
+
+
+def load() -> dict[str, Any]:
+    return json.loads(RECORDS.read_text(encoding="utf-8")) if RECORDS.is_file() else {"tasks": {}}
+
+
+def save(doc: dict[str, Any]) -> None:
+    RECORDS.write_text(json.dumps(doc, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    PAGE.write_text(render(doc), encoding="utf-8")
+
+
+def _fmt(x: Any, spec: str = ".3f") -> str:
+    return "-" if x is None else format(x, spec) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
+
+
+def render(doc: dict[str, Any]) -> str:
+    """``docs/catalog.md``: one row per task, then each task's notes."""
+    tasks = doc.get("tasks", {})
+    lines = [
+        "# The catalog",
+        "",
+        "Every built-in task, as the catalog suite last validated it (`pytest tests/catalog -m catalog`; "
+        "this page is generated from `docs/catalog.json`, and CI fails when a task's files no longer match "
+        "its record). W is the reference solution's non-blank, non-comment lines; R the reward; the "
+        "mutation score is the share of non-equivalent mutants of the reference that hidden scenarios "
+        "plus probes kill; power is the share of the generator a wrong field may cover and still escape "
+        "5 % of gradings. Trials: fresh agents given the task's container for 45 minutes "
+        "(`docs/trials.md`).",
+        "",
+        "| task | domain | tool (oracle) | agent's toolkit | stages | W | evidence | public / hidden / probes "
+        "| baselines' R | mutation score | power | Harbor oracle / nop | trials: R at 45 min | files |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for name in sorted(tasks):
+        r = tasks[name]
+        base = ", ".join(f"{b} {_fmt(v)}" for b, v in sorted(r.get("baselines", {}).items())) or "-"
+        trials = r.get("trials") or []
+        tr = ", ".join(_fmt(t.get("reward")) for t in trials) if trials else "-"
+        harbor = r.get("harbor") or {}
+        lines.append(
+            f"| `{name}` | {r.get('domain', '-')} | {r.get('tool', '-')} | "
+            f"{', '.join(r.get('toolkit') or []) or 'standard library'} | {r.get('stages', '-')} | {r.get('work', '-')} | "
+            f"{r.get('evidence_level', '-')} | {r.get('n_public', '-')} / {r.get('n_hidden', '-')} / "
+            f"{r.get('probes', '-')} | {base} | {_fmt(r.get('mutation_score'))} | "
+            f"{_fmt(r.get('power'), '.1%') if r.get('power') is not None else '-'} | "
+            f"{_fmt(harbor.get('oracle'), '.1f')} / {_fmt(harbor.get('nop'), '.1f')} | {tr} | `{r.get('digest', '-')}` |")
+    lines.append("")
+    for name in sorted(tasks):
+        r = tasks[name]
+        if r.get("notes"):
+            lines += [f"## `{name}`", "", r["notes"].strip(), ""]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":  # regenerate docs/catalog.md after editing docs/catalog.json by hand
+    save(load())
