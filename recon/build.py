@@ -28,7 +28,7 @@ from .ladder import load_ladder
 from .oracle import Oracle
 from .registry import BUILTIN_PACKAGE, Registry
 from .runtimes.base import Limits
-from .mutation.selection import select_scenarios
+from .mutation.selection import SELECTION_BUDGET, select_scenarios
 from .sweep import DEFAULT_PROBES, ScenarioRun, SweepSpec, build_secret, derive_task_key, load_spec, run_scenarios
 from .checkpoints import SERVICE, SNAPSHOT_ROOT
 from .checkpoints import checkpointer_files, compose_file
@@ -219,6 +219,7 @@ def build_task(
     select: str | None = None,
     evidence: str | None = None,
     reveal: Sequence[Path] = (),
+    select_budget: float | None = SELECTION_BUDGET,
     log: Callable[[str], None] | None = None,
 ) -> BuildResult:
     """Build oracle ``name`` into ``out_dir/<task_name or name>``; returns what was done.
@@ -234,7 +235,8 @@ def build_task(
     hidden scenarios chosen from a keyed pool by the mutants of the reference they kill,
     see :mod:`recon.mutation.selection`); ``reveal`` names independent programs (files or
     workspace folders) whose failures the hidden set catches, which published scenarios
-    must then show too; ``log`` receives its progress lines.
+    must then show too; ``select_budget`` bounds a stress selection's seconds (0 or None:
+    no bound); ``log`` receives its progress lines.
     """
     oracle = registry.get(name)
     if oracle.reference is None:
@@ -248,7 +250,7 @@ def build_task(
     secret_bytes, secret_source = build_secret(secret)
     key = derive_task_key(secret_bytes, oracle, spec)
     sel = select_scenarios(oracle, spec, key, workers=workers, progress=log,
-                           reveal=[(str(p), Path(p)) for p in reveal])
+                           reveal=[(str(p), Path(p)) for p in reveal], budget=select_budget or None)
     public, hidden = sel.public, sel.hidden
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
     verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.dependencies])))

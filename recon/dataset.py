@@ -131,6 +131,7 @@ def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], w
                      spec_path=opts.get("spec_path"), secret=opts.get("secret"), task_name=task_name,
                      workers=workers, progress=progress, select=opts.get("select"), log=opts.get("log"),
                      reveal=opts.get("reveal") or (),
+                     **({"select_budget": opts["select_budget"]} if opts.get("select_budget") is not None else {}),
                      **_package_opts(opts))
     return DatasetEntry(res.path.name, oracle.name, oracle.version, res.path, tree_digest(res.path), res.spec.seed,
                         variant, res.spec.n_public, res.spec.n_hidden, res.oracle_seconds, res.secret_source)

@@ -93,3 +93,41 @@ def test_a_registry_records_what_failed(monkeypatch: pytest.MonkeyPatch, broken_
     bad.write_text(OLD_STYLE)
     with pytest.raises(PluginError, match="description"):
         Registry.default([bad], entry_points=False)
+
+
+NEEDS_TOOL = textwrap.dedent("""
+    from recon import oracle, Float, Number
+
+    @oracle(name="needs_tool", version="1.0.0", title="Needs a tool", domain="testing", toolkit=["numpy"],
+            requires=["recon-no-such-tool"], reference="needs_tool_ref.py",
+            description="A number from a tool that is not installed here.",
+            axes={"x": Float(0.0, 1.0, doc="x")}, outputs={"y": Number(abs=0.1, doc="y")})
+    def needs_tool(params, evidence):
+        '''y = x, through the tool.'''
+        import recon_no_such_tool  # noqa: F401 - imported lazily: listing never needs it
+        return {"y": params["x"]}
+""")
+
+
+def test_an_oracle_without_its_tool_is_listed_with_the_install_command_and_skipped_by_build_all(
+        tmp_path: Path) -> None:
+    site = _site(tmp_path, {"needs_tool_plugin": NEEDS_TOOL}, {"needs_tool": "needs_tool_plugin"})
+    (site / "needs_tool_ref.py").write_text("import json, sys\nprint(json.dumps({'y': 0.0}))\n")
+    proc = _recon(site, "list", "--json", cwd=tmp_path)
+    rows = {r["name"]: r for r in json.loads(proc.stdout)}
+    assert rows["needs_tool"]["missing"] == ["recon-no-such-tool"]
+    assert rows["needs_tool"]["status"] == "needs recon-no-such-tool: pip install recon-no-such-tool"
+    assert rows["lidar_icp"]["status"] == "ready"
+    built = _recon(site, "build", "--all", "--out", str(tmp_path / "ds"), "--select", "random", "--public", "2",
+                   "--hidden", "1", "--workers", "1", cwd=tmp_path)
+    assert built.returncode == 0, built.stderr
+    assert "skipped needs_tool: needs recon-no-such-tool (pip install recon-no-such-tool)" in built.stderr
+    assert not (tmp_path / "ds" / "needs_tool").exists() and (tmp_path / "ds" / "lidar_icp").is_dir()
+
+
+def test_a_builtin_names_the_extra_that_installs_its_tool() -> None:
+    from recon.registry import install_command
+
+    assert install_command(["obspy"], True) == "pip install 'recon-tasks[seismology]'"
+    assert install_command(["gemmi", "pysam"], True) == "pip install 'recon-tasks[catalog]'"
+    assert install_command(["obspy"], False) == "pip install obspy"

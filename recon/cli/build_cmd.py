@@ -8,6 +8,7 @@ import click
 
 from .._version import __version__
 from ..errors import UsageError
+from ..registry import BUILTIN_PACKAGE, install_command, missing_distributions
 from ._common import info, load_registry, plugin_option, progress, quiet_option, sweep_options
 from ..checkpoints import parse_interval
 from ..dataset import build_all, build_one, write_manifest
@@ -39,6 +40,8 @@ from ..sweep import load_spec
               help="How scenarios are chosen (default: the sweep spec's, else stress when the oracle has a reference). "
                    "stress: hidden ones from a keyed pool, those that kill the most mutants of the reference, and "
                    "public ones that reveal what they test (minutes; kept for the next build); random: drawn.")
+@click.option("--select-budget", "select_budget", type=click.FloatRange(0.0, 86400.0), default=None, metavar="SECONDS",
+              help="Seconds a stress selection may take (default 90; 0: no limit): then what is known decides.")
 @click.option("--reveal", "reveal", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="An independent program (reconstruct.py or its workspace folder; repeatable): whatever the hidden "
                    "scenarios catch in it, some published scenario must show (stress selection).")
@@ -52,7 +55,7 @@ from ..sweep import load_spec
 @quiet_option
 def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Path, base_image: str | None,
               disclose: str | None, evidence: str | None, checkpoint_every: str, select: str | None,
-              reveal: tuple[Path, ...], dataset_name: str,
+              select_budget: float | None, reveal: tuple[Path, ...], dataset_name: str,
               dataset_version: str | None,
               registry_relative: bool, n_public: int | None, n_hidden: int | None, seed: int | None,
               spec_path: Path | None, secret: str | None, workers: int | None, plugins: tuple[Path, ...],
@@ -75,7 +78,7 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
 
     opts = {"n_public": n_public, "n_hidden": n_hidden, "seed": seed, "secret": secret, "base_image": base_image,
             "disclose": disclose, "evidence": evidence, "checkpoint_every": interval or 0.0, "select": select,
-            "reveal": list(reveal),
+            "reveal": list(reveal), "select_budget": select_budget,
             "log": (lambda msg: info(f"  {msg}", quiet))}
     if name is not None:
         o = reg.get(name)
@@ -93,7 +96,18 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     if reveal:
         raise UsageError("--reveal names programs of one oracle and cannot be used with --all",
                          hint="build that oracle by name with --reveal")
-    names = reg.names()
+    names = []
+    for n in reg.names():
+        missing = missing_distributions(reg.get(n).dependencies)
+        if missing:
+            builtin = reg.source(n).startswith(f"built-in {BUILTIN_PACKAGE}.")
+            info(f"skipped {n}: needs {', '.join(missing)} ({install_command(missing, builtin)})")
+        else:
+            names.append(n)
+    for b in reg.broken:
+        info(f"skipped {b.name}: broken: {b.error.message}")
+    if not names:
+        raise UsageError("no registered oracle has its toolkit installed here", hint="see `recon list`")
     specs = [load_spec(reg.get(n), None, n_public=n_public, n_hidden=n_hidden, seed=seed) for n in names]
     total = sum(sp.n_public + sp.n_hidden for sp in specs)
     with progress(f"build {len(names)} tasks", total, quiet) as bar:

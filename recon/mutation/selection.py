@@ -59,6 +59,8 @@ __all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_s
 
 HIDDEN_FACTOR = 4
 PUBLIC_FACTOR = 3
+#: seconds a stress selection may take (``recon build --select-budget``); then what is known decides
+SELECTION_BUDGET = 90.0
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
@@ -91,6 +93,7 @@ def select_scenarios(
     progress: Callable[[str], None] | None = None,
     reveal: Sequence[tuple[str, Path]] = (),
     runtime: Runtime | None = None,
+    budget: float | None = SELECTION_BUDGET,
 ) -> Selection:
     """The public and hidden scenarios of a task, chosen as ``spec.select`` says.
 
@@ -108,18 +111,18 @@ def select_scenarios(
         with tempfile.TemporaryDirectory(prefix="recon-reveal-") as scratch:
             named = [*reveal_programs(oracle, spec), *reveal]
             programs = [(label, prepare_workspace(p, Path(scratch) / str(i))[0]) for i, (label, p) in enumerate(named)]
-            return _select(oracle, spec, key, workers, progress, programs, runtime or get_runtime("auto"))
-    return _select(oracle, spec, key, workers, progress, (), None)
+            return _select(oracle, spec, key, workers, progress, programs, runtime or get_runtime("auto"), budget)
+    return _select(oracle, spec, key, workers, progress, (), None, budget)
 
 
 def _select(oracle: Oracle, spec: SweepSpec, key: bytes, workers: int, progress: Callable[[str], None] | None,
-            reveal: Sequence[tuple[str, Path]], runtime: Runtime | None) -> Selection:
+            reveal: Sequence[tuple[str, Path]], runtime: Runtime | None, budget: float | None) -> Selection:
     if spec.select == "random":
         public = public_scenarios(oracle, spec)
         return Selection(public, hidden_scenarios(oracle, spec, key, public), "random")
     if spec.select == "stress":
 
-        cached = _selection_cache(oracle, spec, key, reveal)
+        cached = _selection_cache(oracle, spec, key, reveal, budget)
         if cached is not None and cached.is_file():
             try:
                 doc = canonjson.read(cached)
@@ -129,7 +132,8 @@ def _select(oracle: Oracle, spec: SweepSpec, key: bytes, workers: int, progress:
                                  [Scenario(s["id"], s["parameters"]) for s in doc["hidden"]], "stress", doc["report"])
             except (OSError, ValueError, KeyError, TypeError):
                 pass  # unreadable: select again and overwrite
-        sel = stress_selection(oracle, spec, key, workers=workers, progress=progress, reveal=reveal, runtime=runtime)
+        sel = stress_selection(oracle, spec, key, workers=workers, progress=progress, reveal=reveal, runtime=runtime,
+                               budget=budget)
         if cached is not None:
             _write_private(cached, {"public": [{"id": s.id, "parameters": s.parameters} for s in sel.public],
                                     "hidden": [{"id": s.id, "parameters": s.parameters} for s in sel.hidden],
@@ -140,7 +144,7 @@ def _select(oracle: Oracle, spec: SweepSpec, key: bytes, workers: int, progress:
 
 
 def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
-                     reveal: Sequence[tuple[str, Path]] = ()) -> Path | None:
+                     reveal: Sequence[tuple[str, Path]] = (), budget: float | None = None) -> Path | None:
     """Where a stress selection is kept for the next build of the same task: it costs
     minutes and is a pure function of the oracle's code (its module, input generator and
     reference: :meth:`recon.Oracle.source_digest`), the spec and the task key. The file
@@ -150,7 +154,7 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
         return None
     ident = canonjson.dumps_compact({
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
-        "code": oracle.source_digest(), "key": key.hex(),
+        "code": oracle.source_digest(), "key": key.hex(), "budget": budget,
         "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
@@ -292,9 +296,12 @@ def stress_selection(
     max_mutants: int | None = DEFAULT_MAX_MUTANTS,
     reveal: Sequence[tuple[str, Path]] = (),
     runtime: Runtime | None = None,
+    budget: float | None = SELECTION_BUDGET,
 ) -> Selection:
     """Choose the public and hidden scenarios of ``spec`` by the mutants they kill (see
-    the module docstring). Returns a :class:`recon.sweep.Selection` whose ``report``
+    the module docstring). ``budget``: seconds from the start after which no mutant or
+    revealing run starts and no further candidates are generated or searched (None: no
+    limit); what is known by then decides, and the report says the budget was reached. Returns a :class:`recon.sweep.Selection` whose ``report``
     says what the chosen sets kill (for the verifier side: it names hidden scenarios).
 
     ``reveal``: independent programs ((label, workspace) pairs, run untrusted through
@@ -305,6 +312,11 @@ def stress_selection(
         raise SpecError(f"select = \"stress\" needs the reference of {oracle.name!r} ({oracle.location})",
                         hint='add reference="reference.py" to @oracle(...), or use select = "random"')
     t0 = time.perf_counter()
+    deadline = t0 + budget if budget else None
+
+    def left() -> float:
+        return float("inf") if deadline is None else deadline - time.perf_counter()
+
     axes = effective_axes(oracle, spec)
     n_pub, n_hid = spec.n_public, spec.n_hidden
     # The hidden set is a core chosen by the mutants it kills plus keyed random draws: the
@@ -337,7 +349,7 @@ def stress_selection(
         if max_mutants is not None and len(mutants) > max_mutants:
             mutants = eng.mutants = subsample(mutants, max_mutants)  # deterministic: same sample every build
         say(f"stress selection: {len(mutants)} mutants on the hidden candidates")
-        eng.evaluate([(m, H) for m in mutants], stop_after=easy)
+        eng.evaluate([(m, H) for m in mutants], stop_after=easy, deadline=deadline)
 
         # -- hidden: greedy maximum coverage, easy mutants' unknown entries assumed killing
         def rows_on(cands: list[int]) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
@@ -358,10 +370,10 @@ def stress_selection(
             unchecked = [m for m in mutants if m.id in assumed and not (rows[m.id] & set(chosen_h))]
             if not unchecked:
                 break
-            eng.evaluate([(m, chosen_h) for m in unchecked], stop_after=1)
+            eng.evaluate([(m, chosen_h) for m in unchecked], stop_after=1, deadline=deadline)
         killed_h = {m.id for m in mutants if eng.kills(m.id, chosen_h)}
         unknown = [m for m in mutants if m.id not in killed_h and eng.killed_by(m.id, chosen_h) is None]
-        eng.evaluate([(m, chosen_h) for m in unknown], stop_after=1)
+        eng.evaluate([(m, chosen_h) for m in unknown], stop_after=1, deadline=deadline)
         killed_h = {m.id for m in mutants if eng.kills(m.id, chosen_h)}
 
         # -- public: set cover of what the hidden distribution catches, then spread. The
@@ -371,9 +383,9 @@ def stress_selection(
         must = [m for m in mutants if m.id in caught]
         say(f"stress selection: the hidden set kills {len(killed_h)}/{len(mutants)} mutants, its candidates "
             f"{len(caught)}; covering them with public candidates")
-        eng.evaluate([(m, P) for m in must], stop_after=easy)
+        eng.evaluate([(m, P) for m in must], stop_after=easy, deadline=deadline)
         points = {c: unit_point(axes, eng.cases[c].scenario.parameters) for c in P}
-        shows = _Revealer(eng, reveal, runtime, workers, say)
+        shows = _Revealer(eng, reveal, runtime, workers, say, deadline)
         shows.run(H)
         behaviours = shows.caught(H)   # (program, field) pairs a hidden candidate catches
 
@@ -388,7 +400,7 @@ def stress_selection(
         rows = cover_rows(cands)
         chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
         extra_pool: list[Scenario] = []
-        if uncovered and len(chosen_p) < n_pub:
+        if uncovered and len(chosen_p) < n_pub and eng.generation_estimate(len(pub_pool)) < left():
             # one more public pool, for the mutants no candidate kills yet
             more = _stratified_pool(oracle, dataclasses.replace(spec, n_public=2 * len(pub_pool), seed=spec.seed))
             taken = {s.key() for s in pub_pool} | {s.key() for s in hid_pool}
@@ -398,15 +410,15 @@ def stress_selection(
             eng.generate()
             for c in X:
                 points[c] = unit_point(axes, eng.cases[c].scenario.parameters)
-            eng.evaluate([(m, X) for m in must if m.id in uncovered], stop_after=1)
+            eng.evaluate([(m, X) for m in must if m.id in uncovered], stop_after=1, deadline=deadline)
             cands = [*P, *X]
             rows = cover_rows(cands)
             chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
-        if uncovered and len(chosen_p) < n_pub and search_examples:
+        if uncovered and len(chosen_p) < n_pub and search_examples and left() > 0:
             # still shown by no candidate: search for a public scenario that kills them
             # (seeded by the spec, never by the key: public scenarios stay unkeyed)
             residual = [m for m in must if m.id in uncovered]
-            hits = eng.search(residual, examples=search_examples, seed=spec.seed, spec=spec)
+            hits = eng.search(residual, examples=search_examples, seed=spec.seed, spec=spec, deadline=deadline)
             taken = {eng.cases[c].scenario.key() for c in [*cands, *H]}
             found = eng.new_scenarios(hits, taken, "public_found")
             if found:
@@ -415,14 +427,14 @@ def stress_selection(
                 eng.generate()
                 for c in F:
                     points[c] = unit_point(axes, eng.cases[c].scenario.parameters)
-                eng.evaluate([(m, F) for m in residual], stop_after=0)
+                eng.evaluate([(m, F) for m in residual], stop_after=0, deadline=deadline)
                 cands = [*cands, *F]
                 rows = cover_rows(cands)
                 chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
         chosen_p = maximin_fill(points, chosen_p, list(P[:pub_spec.n_public]), n_pub)  # spread: stratified ones
         killed_p = {m.id for m in must if eng.kills(m.id, chosen_p)}
         # verify exactly: a public scenario chosen for spread may kill more; unknown pairs run now
-        eng.evaluate([(m, chosen_p) for m in must if m.id not in killed_p], stop_after=1)
+        eng.evaluate([(m, chosen_p) for m in must if m.id not in killed_p], stop_after=1, deadline=deadline)
         hidden_only = sorted(m.id for m in must if not eng.kills(m.id, chosen_p))
         shows.run(chosen_p)
         unrevealed = sorted(f"{label}: {fld}" for (label, fld), cs in shows.rows_by_name(behaviours, chosen_p).items()
@@ -449,6 +461,8 @@ def stress_selection(
             "runs": eng.runs,
             "pruned_runs": eng.pruned,
             "program_runs": shows.runs,
+            "budget": budget,
+            "budget_reached": deadline is not None and time.perf_counter() >= deadline,
             "seconds": round(time.perf_counter() - t0, 3),
         }
     return Selection(public, hidden, "stress", report)
@@ -459,7 +473,7 @@ class _Revealer:
     which fields each gets wrong where, for the public cover (``--reveal``)."""
 
     def __init__(self, eng: Engine, programs: Sequence[tuple[str, Path]], runtime: Runtime | None, workers: int,
-                 say: Callable[[str], None]) -> None:
+                 say: Callable[[str], None], deadline: float | None = None) -> None:
         if programs and runtime is None:
             raise ReconError("revealing programs need a runtime to run them in", hint="pass runtime=get_runtime()")
         self.eng = eng
@@ -469,6 +483,7 @@ class _Revealer:
         self.say = say
         self.fails: dict[tuple[int, int], set[str]] = {}   # (program index, case) -> failing fields
         self.runs = 0
+        self.deadline = deadline
         self._ids: dict[tuple[str, str], int] = {}
 
     def run(self, cases: Sequence[int]) -> None:
@@ -478,11 +493,13 @@ class _Revealer:
         fields = self.eng.fields
         limits = Limits(wall=float(self.eng.oracle.timeout), cpu=int(max(self.eng.oracle.timeout * 2, 10)))
 
-        def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str]]:
+        def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str] | None]:
             p, c = item
             case = self.eng.cases[c].case
             if case is None:
                 return item, set()
+            if self.deadline is not None and time.perf_counter() >= self.deadline:
+                return item, None   # not run: the budget is spent
             doc = dict(case.document)
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
             res = self.runtime.run(Path(self.programs[p][1]), doc, inputs, limits)  # type: ignore[union-attr]
@@ -494,8 +511,9 @@ class _Revealer:
         self.say(f"stress selection: {len(self.programs)} program(s) to reveal, {len(todo)} runs")
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             for key, bad in pool.map(one, todo):
-                self.fails[key] = bad
-        self.runs += len(todo)
+                if bad is not None:
+                    self.fails[key] = bad
+                    self.runs += 1
 
     def caught(self, cases: Sequence[int]) -> list[tuple[str, str]]:
         """(program, field) pairs some of ``cases`` catches."""
