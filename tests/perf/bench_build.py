@@ -39,3 +39,37 @@ def test_build_overhead(tmp_path: Path, workers: int, record: Callable[..., None
     oracle = float(m.group(1))
     record(f"build wall / oracle call time [{workers} worker(s)]", wall / oracle, "<= 1.3",
            detail=f"{wall:.2f} s wall (whole command) vs {oracle:.2f} s in the oracle over 9 scenarios")
+
+
+@pytest.mark.parametrize("name", ["lidar_icp", "chem_smarts", "acoustic_beamforming"])
+def test_cold_default_build(name: str, tmp_path: Path, record: Callable[..., None]) -> None:
+    """A new user's first `recon build NAME`: a fresh RECON_HOME (no selection cache, a new
+    secret), the default stress selection with its budget. Goal: <= 60 s on 2 cores, and
+    the oracle's own time on the task's scenarios sets the scale (about 6x)."""
+    env = {**os.environ, "RECON_HOME": str(tmp_path / "home")}
+    env.pop("RECON_SECRET", None)
+    t0 = time.perf_counter()
+    proc = subprocess.run([*_recon(), "build", name, "--out", str(tmp_path / "tasks")], env=env, capture_output=True,
+                          text=True, check=True)
+    wall = time.perf_counter() - t0
+    m = re.search(r"oracle ([\d.]+) s, wall ([\d.]+) s", proc.stderr)
+    assert m, proc.stderr
+    oracle = float(m.group(1))
+    record(f"cold `recon build {name}` wall (s)", wall, "<= 60",
+           detail=f"{wall / max(oracle, 1e-9):.1f} x the oracle's {oracle:.2f} s on the task's scenarios")
+
+
+def test_readme_first_command(tmp_path: Path, record: Callable[..., None]) -> None:
+    """`recon build lidar_icp && recon validate tasks/lidar_icp --runtime local` from a cold
+    RECON_HOME (the README's first command after `pip install .`). Goal: <= 180 s."""
+    env = {**os.environ, "RECON_HOME": str(tmp_path / "home")}
+    env.pop("RECON_SECRET", None)
+    t0 = time.perf_counter()
+    subprocess.run([*_recon(), "build", "lidar_icp", "--out", str(tmp_path / "tasks"), "-q"], env=env, check=True,
+                   capture_output=True)
+    built = time.perf_counter() - t0
+    proc = subprocess.run([*_recon(), "validate", str(tmp_path / "tasks" / "lidar_icp"), "--runtime", "local", "-q"],
+                          env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
+    record("README first command wall (s)", wall, "<= 180", detail=f"build {built:.0f} s, validate {wall - built:.0f} s")

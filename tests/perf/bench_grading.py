@@ -103,3 +103,63 @@ def test_feedback_overhead(lidar_task: Path, bare: dict[str, float], tmp_path: P
     n = len(task.public())
     record(f"feedback wall (all {n}) / ({n} x bare run)", wall / sum(bare[sd.id] for sd in task.public()),
            detail=f"{wall:.2f} s; runs in parallel on {min(n, 2)} cores")
+
+
+def _busy_workspace(root: Path, seconds: float) -> Path:
+    """The tiny oracle's reference, computing for about ``seconds`` of CPU first: a correct
+    program, so every rung runs it."""
+    ws = root / "busy"
+    ws.mkdir()
+    ref = (Path(__file__).parents[1] / "fixtures" / "tiny" / "reference.py").read_text()
+    (ws / "reconstruct.py").write_text(
+        f"import time\n_t = time.process_time()\nwhile time.process_time() - _t < {seconds}:\n    pass\n" + ref)
+    return ws
+
+
+def test_per_run_overhead_of_grade_and_pool(lidar_task: Path, tmp_path: Path, record: Callable[..., None]) -> None:
+    """What a sandboxed run costs beyond the same program run bare, one run at a time:
+    goal <= 0.15 s per run, for the grader's runtime and for `recon pool`'s."""
+    from recon.runtimes import get_runtime
+    from recon.runtimes.base import Limits
+
+    task = load_task(lidar_task)
+    program = lidar_task / "solution" / "reconstruct.py"
+    sd = task.public()[0]
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copyfile(program, ws / "reconstruct.py")
+    for name in ("local", "bwrap"):
+        if name == "bwrap" and not _bwrap_ok():
+            continue
+        rt = get_runtime(name)
+        rt.run(ws, dict(sd.document), sd.input_files(), Limits())  # warm-up
+        extra = []
+        for _ in range(REPS + 2):
+            bare = bare_run(program, sd).seconds
+            t0 = time.perf_counter()
+            res = rt.run(ws, dict(sd.document), sd.input_files(), Limits())
+            extra.append(time.perf_counter() - t0 - bare)
+            assert res.exit_code == 0, res.failure()
+        record(f"per-run overhead over a bare run [{name}] (s)", statistics.median(extra), "<= 0.15",
+               detail=f"median of {len(extra)} alternating pairs: {', '.join(f'{e:.3f}' for e in extra)}")
+
+
+@pytest.mark.parametrize("runtime", ["local", pytest.param("bwrap", marks=pytest.mark.skipif(
+    not _bwrap_ok(), reason="bubblewrap unusable here"))])
+def test_grading_wall_for_a_one_second_program(tmp_path: Path, runtime: str, record: Callable[..., None]) -> None:
+    """A program of 1 s per run on a task of 60+ graded scenarios: the grading's wall time
+    over runs x the bare run time. Goal <= 0.6 on 2 cores (runs go two at a time)."""
+    from recon import Registry
+    from recon.build import build_task
+
+    reg = Registry.default(entry_points=False)
+    reg.load_plugin_file(Path(__file__).parents[1] / "fixtures" / "tiny" / "tiny.py")
+    task = build_task(reg, "tiny_series", tmp_path / "t", n_public=6, n_hidden=20, probes=40, select="random").path
+    ws = _busy_workspace(tmp_path, 1.0)
+    t0 = time.perf_counter()
+    g = grade(task, ws, runtime=runtime, workers=2)
+    wall = time.perf_counter() - t0
+    assert g["reward"] == 1.0
+    bare = statistics.fmean(bare_run(ws / "reconstruct.py", sd).seconds for sd in load_task(task).public()[:3])
+    record(f"grading wall / (runs x bare run), 1 s program [{runtime}]", wall / (g["runs"] * bare), "<= 0.6",
+           detail=f"{wall:.1f} s for {g['runs']} runs of {bare:.2f} s")

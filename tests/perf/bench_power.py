@@ -27,8 +27,13 @@ failures, rewards, rungs, timings) are also written beside it as ``<stem>.power.
 
 Cost (2 cores): every grading runs the program on the public, hidden and probe
 scenarios (chem_smarts 116 runs, the others 76) and the oracle on 40 probes, so a full
-run is dominated by 3 x 10 x K gradings: hours, not minutes (see the report of the
-change that added this file for a measured estimate).
+run is dominated by 3 x 10 x K gradings: hours, not minutes. Measured on a 2-core machine
+at load 10-19: a cold stress build of chem_smarts 14 min (before stress selection had
+its 90 s budget; now a few minutes per task), one chem_smarts grading 160 s,
+one run of a program ~2.3 s (chem_smarts), ~4-5 s (lidar_icp), ~8 s
+(acoustic_beamforming); that extrapolates to about 2.5 h (chem_smarts), 5.5 h (lidar_icp)
+and 7.5 h (acoustic_beamforming) for K = 5, some 16 h in all, perhaps a third of that on
+a quiet machine. RECON_POWER_GRADINGS=1 cuts it to about a quarter.
 """
 from __future__ import annotations
 
