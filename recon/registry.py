@@ -13,6 +13,7 @@ loaded strictly: its failure is the command's failure.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib
 import importlib.metadata
@@ -148,7 +149,7 @@ class Registry:
             except Exception as exc:  # noqa: BLE001 - reported as a PluginError
                 self._failed(info.name, source, _import_failure(f"built-in oracle module {modname}", exc))
                 continue
-            self._load_isolated(info.name, source, lambda m=module, src=source: self.load_module(m, src))
+            self._load_isolated(info.name, source, functools.partial(self.load_module, module, source))
 
     def _failed(self, name: str, source: str, error: PluginError) -> None:
         if not self._tolerant:
@@ -173,7 +174,7 @@ class Registry:
             except Exception as exc:  # noqa: BLE001
                 self._failed(ep.name, source, _import_failure(source, exc))
                 continue
-            self._load_isolated(ep.name, source, lambda obj=obj, source=source: self._load_object(obj, source))
+            self._load_isolated(ep.name, source, functools.partial(self._load_object, obj, source))
 
     def _load_object(self, obj: object, source: str) -> None:
         if isinstance(obj, Oracle):

@@ -1,24 +1,28 @@
 #!/usr/bin/env python3
-"""Reference solution for the `chem_smarts` recon task (version 2).
+"""Reference solution for the `chem_smarts` recon task (version 3).
 
 Reads one scenario JSON object on stdin and prints the output JSON object on stdout.
 Standalone: imports only the standard library and RDKit.
 
 Pipeline: a registered reactant record (salt, counter-ion, charges, an odd tautomer)
--> standardised parent -> a named route of 2-3 transformations, each run on every
-molecule carried from the previous step (ranked site classes; selective, every-site or
-exhaustive application; molecules without a site pass unchanged; two transformations
-refuse molecules with a free aliphatic amine) -> product clean-up (sanitise, split,
-by-product filter, canonical tautomer keeping stereo, stereo kept / stripped /
-enumerated, dedupe) -> rank (heavy atoms, QED, SMILES) and cap -> after the last step,
-products with the reactant's constitution are dropped -> descriptors of the top final
-product and its net charge at pH 7.4 from group rules.
+-> standardised parent -> a named route of 2-3 transformations run under the scenario's
+conditions: the temperature decides which site classes react and how completely, the
+equivalents how many sites one molecule transforms (rounds of edits at the most reactive
+class left, regioisomers in equal shares, unreacted material carried on); every step's
+mixture is cleaned up (sanitise, split, by-products dropped, canonical tautomer, stereo
+kept / stripped / enumerated), ranked by yield and capped -> work-up: the final crude
+mixture is partitioned between water at the work-up pH and an organic solvent by each
+molecule's ionisation (group pKa rules) and polarity, and the phase holding more product
+is kept -> the best products of that phase, their yield and purity, and descriptors of
+the top one.
 """
 from __future__ import annotations
 
 import json
 import sys
+from collections import defaultdict
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Any
 
 from rdkit import Chem, RDLogger
@@ -29,7 +33,7 @@ from rdkit.Chem.MolStandardize import rdMolStandardize
 RDLogger.DisableLog("rdApp.*")
 
 # ---------------------------------------------------------------------------------------
-# Registered reactant records: choice value (the record's SMILES as registered) -> name.
+# Registered reactant records: the record's SMILES as registered -> name.
 REACTANTS = {
     "N[C@@H](Cc1ccc(O)cc1)C(=O)O": "L-tyrosine",
     "Cl.NC[C@H](CC(=O)O)c1ccc(Cl)cc1": "(R)-baclofen hydrochloride",
@@ -101,6 +105,12 @@ TBS = "[Si](C)(C)C(C)(C)C"
 BENZYLAMIDE = "NCc1ccccc1"
 MORPHOLINE = "N1CCOCC1"
 
+# Temperatures (degrees C) in order; a site class reacts from its level on.
+TEMPERATURES = (0, 25, 80)
+# Share of a molecule that reacts in one round, by how many temperature levels the
+# reaction runs above the class's lowest level (0, 1, 2).
+CONVERSION = (Fraction(3, 5), Fraction(4, 5), Fraction(19, 20))
+
 
 def mapped(atom: str) -> str:
     """The site atom with map label 1."""
@@ -114,78 +124,99 @@ def _rxn(smarts: str) -> Any:
 
 
 @dataclass
+class SiteClass:
+    label: str
+    level: int                 # the lowest temperature level (index into TEMPERATURES) it reacts at
+    smarts: list[str]
+    rxns: list[Any] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rxns = [_rxn(s) for s in self.smarts]
+
+
+@dataclass
 class Transform:
-    """A named transformation: site classes in order of preference, each a list of
-    single-reactant reaction SMARTS (co-reagents implicit), and the patterns that make a
-    molecule incompatible with it."""
+    """A named transformation: site classes in order of reactivity, each reacting from a
+    temperature level on, and the patterns that make a molecule incompatible with it."""
 
     name: str
-    classes: list[tuple[str, list[str]]]
+    classes: list[SiteClass]
     incompatible: list[str] = field(default_factory=list)
-    rxns: list[list[Any]] = field(default_factory=list)
     blockers: list[Any] = field(default_factory=list)
 
     def __post_init__(self) -> None:
-        self.rxns = [[_rxn(s) for s in smarts] for _label, smarts in self.classes]
         self.blockers = [Chem.MolFromSmarts(s) for s in self.incompatible]
+
+
+def C(label: str, level: int, smarts: list[str]) -> SiteClass:
+    return SiteClass(label, level, smarts)
 
 
 TRANSFORMS: dict[str, Transform] = {t.name: t for t in [
     Transform("boc_protection", [
-        ("aliphatic amine", [f"{mapped(AMINE)}>>[N:1]{BOC}"]),
+        C("primary amine", 0, [f"{mapped(PRIMARY_AMINE)}>>[N:1]{BOC}"]),
+        C("secondary amine", 1, [f"{mapped(SECONDARY_AMINE)}>>[N:1]{BOC}"]),
+        C("aniline", 2, [f"{mapped(ANILINE)}>>[N:1]{BOC}"]),
     ]),
     Transform("boc_deprotection", [
-        ("N-Boc", ["[NX3:1][CX3](=O)O[CX4]([CH3])([CH3])[CH3]>>[N:1]"]),
+        C("N-Boc", 0, ["[NX3:1][CX3](=O)O[CX4]([CH3])([CH3])[CH3]>>[N:1]"]),
     ]),
     Transform("tbs_protection", [
-        ("primary alcohol", [f"{mapped(PRIMARY_OH)}>>[O:1]{TBS}"]),
-        ("secondary alcohol or phenol", [f"{mapped(SECONDARY_OH)}>>[O:1]{TBS}", f"{mapped(PHENOL)}>>[O:1]{TBS}"]),
+        C("primary alcohol", 0, [f"{mapped(PRIMARY_OH)}>>[O:1]{TBS}"]),
+        C("phenol", 1, [f"{mapped(PHENOL)}>>[O:1]{TBS}"]),
+        C("secondary alcohol", 2, [f"{mapped(SECONDARY_OH)}>>[O:1]{TBS}"]),
     ]),
     Transform("tbs_deprotection", [
-        ("O-TBS", ["[OX2:1][Si]([CH3])([CH3])[CX4]([CH3])([CH3])[CH3]>>[O:1]"]),
+        C("O-TBS", 0, ["[OX2:1][Si]([CH3])([CH3])[CX4]([CH3])([CH3])[CH3]>>[O:1]"]),
     ]),
     Transform("acetylation", [
-        ("amine or aniline", [f"{mapped(AMINE)}>>[N:1]C(C)=O", f"{mapped(ANILINE)}>>[N:1]C(C)=O"]),
-        ("alcohol or phenol", [f"{mapped(PRIMARY_OH)}>>[O:1]C(C)=O", f"{mapped(SECONDARY_OH)}>>[O:1]C(C)=O",
-                               f"{mapped(PHENOL)}>>[O:1]C(C)=O"]),
+        C("aliphatic amine", 0, [f"{mapped(AMINE)}>>[N:1]C(C)=O"]),
+        C("aniline", 1, [f"{mapped(ANILINE)}>>[N:1]C(C)=O"]),
+        C("primary alcohol", 1, [f"{mapped(PRIMARY_OH)}>>[O:1]C(C)=O"]),
+        C("secondary alcohol or phenol", 2, [f"{mapped(SECONDARY_OH)}>>[O:1]C(C)=O", f"{mapped(PHENOL)}>>[O:1]C(C)=O"]),
     ]),
     Transform("esterification", [
-        ("carboxylic acid", [f"{ACID}>>[#6:3][C:1](=[O:2])OC"]),
+        C("carboxylic acid", 1, [f"{ACID}>>[#6:3][C:1](=[O:2])OC"]),
     ]),
     Transform("amide_coupling", [
-        ("carboxylic acid", [f"{ACID}>>[#6:3][C:1](=[O:2]){BENZYLAMIDE}"]),
+        C("carboxylic acid", 0, [f"{ACID}>>[#6:3][C:1](=[O:2]){BENZYLAMIDE}"]),
     ], incompatible=[AMINE + "]"]),
     Transform("ester_hydrolysis", [
-        ("ester", ["[#6:5][CX3:1](=[O:2])[OX2:3][#6:4]>>([#6:5][C:1](=[O:2])O.[O:3][#6:4])"]),
+        C("aryl ester", 0, ["[#6:5][CX3:1](=[O:2])[OX2:3][c:4]>>([#6:5][C:1](=[O:2])O.[O:3][c:4])"]),
+        C("alkyl ester", 1, ["[#6:5][CX3:1](=[O:2])!@[OX2:3][CX4:4]>>([#6:5][C:1](=[O:2])O.[O:3][C:4])"]),
+        C("lactone", 2, ["[#6:5][CX3:1](=[O:2])@[OX2:3][#6:4]>>([#6:5][C:1](=[O:2])O.[O:3][#6:4])"]),
     ]),
     Transform("lialh4_reduction", [
-        ("aldehyde or ketone", ["[#6:3][CX3H1:1]=[O:2]>>[#6:3][C:1][O:2]",
-                                "[#6:3][CX3:1](=[O:2])[#6:4]>>[#6:3][C:1]([O:2])[#6:4]"]),
-        ("ester or carboxylic acid", ["[#6:5][CX3:1](=[O:2])[OX2:3][#6:4]>>([#6:5][C:1][O:2].[O:3][#6:4])",
-                                      f"{ACID}>>[#6:3][C:1][O:2]"]),
-        ("amide", ["[#6:3][CX3:1](=O)[NX3:4]>>[#6:3][C:1][N:4]"]),
+        C("aldehyde or ketone", 0, ["[#6:3][CX3H1:1]=[O:2]>>[#6:3][C:1][O:2]",
+                                    "[#6:3][CX3:1](=[O:2])[#6:4]>>[#6:3][C:1]([O:2])[#6:4]"]),
+        C("ester or carboxylic acid", 1, ["[#6:5][CX3:1](=[O:2])[OX2:3][#6:4]>>([#6:5][C:1][O:2].[O:3][#6:4])",
+                                          f"{ACID}>>[#6:3][C:1][O:2]"]),
+        C("amide", 2, ["[#6:3][CX3:1](=O)[NX3:4]>>[#6:3][C:1][N:4]"]),
     ]),
     Transform("nitro_reduction", [
-        ("nitro", ["[#6:2][N+:1](=O)[O-]>>[#6:2][N+0:1]"]),
+        C("nitro", 1, ["[#6:2][N+:1](=O)[O-]>>[#6:2][N+0:1]"]),
+        C("aryl bromide or iodide", 2, ["[c:1][Br,I]>>[c:1]"]),
     ]),
     Transform("alcohol_oxidation", [
-        ("primary alcohol", ["[CH2X4:1][OX2H1:2]>>[C:1]=[O:2]"]),
-        ("secondary alcohol", ["[CH1X4:1]([#6:3])([#6:4])[OX2H1:2]>>[C:1]([#6:3])([#6:4])=[O:2]"]),
+        C("primary alcohol", 0, ["[CH2X4:1][OX2H1:2]>>[C:1]=[O:2]"]),
+        C("secondary alcohol", 1, ["[CH1X4:1]([#6:3])([#6:4])[OX2H1:2]>>[C:1]([#6:3])([#6:4])=[O:2]"]),
+        C("aldehyde", 2, ["[#6:3][CX3H1:1]=[O:2]>>[#6:3][C:1](=[O:2])O"]),
     ], incompatible=[AMINE + "]"]),
     Transform("reductive_amination", [
-        ("aldehyde or ketone", [f"[#6:3][CX3H1:1]=O>>[#6:3][C:1]{MORPHOLINE}",
-                                f"[#6:3][CX3:1](=O)[#6:4]>>[#6:3][C:1]([#6:4]){MORPHOLINE}"]),
+        C("aldehyde", 0, [f"[#6:3][CX3H1:1]=O>>[#6:3][C:1]{MORPHOLINE}"]),
+        C("ketone", 1, [f"[#6:3][CX3:1](=O)[#6:4]>>[#6:3][C:1]([#6:4]){MORPHOLINE}"]),
     ]),
     Transform("eschweiler_clarke", [
-        ("aliphatic amine", [f"{mapped(PRIMARY_AMINE)}>>C[N:1]C", f"{mapped(SECONDARY_AMINE)}>>C[N:1]"]),
+        C("primary amine", 1, [f"{mapped(PRIMARY_AMINE)}>>C[N:1]C"]),
+        C("secondary amine", 2, [f"{mapped(SECONDARY_AMINE)}>>C[N:1]"]),
     ]),
     Transform("aromatic_bromination", [
-        ("para to an activating group", [f"[cH;$(c1:c:c:c(-{ACTIVATOR}):c:c1):1]>>[c:1]Br"]),
-        ("ortho to an activating group", [f"[cH;$(c:c-{ACTIVATOR}):1]>>[c:1]Br"]),
+        C("para to an activating group", 0, [f"[cH;$(c1:c:c:c(-{ACTIVATOR}):c:c1):1]>>[c:1]Br"]),
+        C("ortho to an activating group", 1, [f"[cH;$(c:c-{ACTIVATOR}):1]>>[c:1]Br"]),
     ]),
     Transform("dehalogenation", [
-        ("aryl iodide or bromide", ["[c:1][I,Br]>>[c:1]"]),
-        ("aryl chloride", ["[c:1]Cl>>[c:1]"]),
+        C("aryl iodide or bromide", 1, ["[c:1][I,Br]>>[c:1]"]),
+        C("aryl chloride", 2, ["[c:1]Cl>>[c:1]"]),
     ]),
 ]}
 
@@ -206,14 +237,25 @@ ROUTES = {
 }
 
 BYPRODUCT_MAX_HEAVY = 4        # fragments with at most this many heavy atoms are by-products
-EXHAUSTIVE_MAX_EDITS = 24      # an exhaustive run needing more site edits counts as failed
-QED_DECIMALS = 4               # QED is compared at this precision when ranking
+RANK_DECIMALS = 4              # yields (percent) and QED are compared at this precision when ranking
 FP_SIZE = 1024
 
-# pH 7.4 ionisation: carboxylic acids lose a proton; aliphatic amines (primary, secondary
-# or tertiary: N bonded only to sp3 carbons) gain one.
-_ACID_OH = Chem.MolFromSmarts("[CX3](=O)[OX2H1]")
-_BASIC_N = Chem.MolFromSmarts("[NX3;+0;!$(N[!#6]);!$(N[#6;!X4])]")
+# Work-up: ionisable groups and their pKa. An acid is ionised (-1) when the pH is above
+# its pKa, a base protonated (+1) when the pH is below it. A molecule with any ionised
+# group, or a neutral one with Crippen logP below AQUEOUS_LOGP, stays in the water.
+ACID_GROUPS = [
+    ("carboxylic acid", "[CX3](=O)[OX2H1,OX1-]", 3.5, 2),      # (name, SMARTS, pKa, index of the site atom)
+    ("N-aryl sulfonamide", "[#6]S(=O)(=O)[NX3H1,NX2-]c", 6.5, 4),
+    ("phenol", "c[OX2H1,OX1-]", 9.5, 1),
+    ("primary sulfonamide", "[#6]S(=O)(=O)[NX3H2,NX3H1-]", 10.5, 4),
+]
+BASE_GROUPS = [
+    ("morpholine", "[NX3;+0;R;$(N1CCOCC1)]", 6.5),
+    ("aliphatic amine", "[NX3;+0;!$(N[!#6]);!$(N[#6;!X4]);!$(N1CCOCC1)]", 9.8),
+    ("aniline", "[NX3;H1,H2;+0;$(Nc);!$(N(c)c);!$(N[!#6]);!$(N[#6;!X4;!c])]", 4.6),
+    ("pyridine", "[nX2;+0;r6]", 5.2),
+]
+AQUEOUS_LOGP = 0.0
 
 _TAUTOMERS: list[Any] = []
 
@@ -273,9 +315,12 @@ def qed_of(smiles: str) -> float:
     return _QED[smiles]
 
 
-def rank_key(smiles: str) -> tuple[int, float, str]:
-    """Most heavy atoms first, then the higher QED (at 4 decimals), then the SMILES string."""
-    return (-heavy_atoms(smiles), -round(qed_of(smiles), QED_DECIMALS), smiles)
+def rank_key(item: tuple[str, Fraction]) -> tuple[float, int, float, str]:
+    """Highest yield first (at 4 decimals), then most heavy atoms, then the higher QED
+    (at 4 decimals), then the SMILES string."""
+    smiles, amount = item
+    return (-round(float(amount), RANK_DECIMALS), -heavy_atoms(smiles), -round(qed_of(smiles), RANK_DECIMALS),
+            smiles)
 
 
 # ---------------------------------------------------------------------------------------
@@ -300,9 +345,8 @@ def standardise(record: str, stereo: str) -> dict[str, str | None]:
 
 
 # ---------------------------------------------------------------------------------------
-# Stage 2: sites and outcomes
-def _outcomes(rxns: list[Any], mol: Chem.Mol) -> list[Chem.Mol]:
-    return [outcome[0] for rxn in rxns for outcome in rxn.RunReactants((mol,))]
+# Stage 2: clean-up of one outcome
+_CANON: dict[tuple[str, str], str | None] = {}
 
 
 def _sanitised(mol: Chem.Mol) -> Chem.Mol | None:
@@ -314,58 +358,6 @@ def _sanitised(mol: Chem.Mol) -> Chem.Mol | None:
     Chem.AssignStereochemistry(m, cleanIt=True, force=True)
     again = Chem.MolFromSmiles(canonical(m))
     return None if again is None else implicit_hs(again)
-
-
-def selective(mol: Chem.Mol, tf: Transform) -> list[Chem.Mol | None]:
-    """One outcome per site of the first site class that has any site."""
-    for rxns in tf.rxns:
-        outs = _outcomes(rxns, mol)
-        if outs:
-            return list(outs)
-    return []
-
-
-def every_site(mol: Chem.Mol, tf: Transform) -> list[Chem.Mol | None]:
-    """One outcome per site of every site class."""
-    return [o for rxns in tf.rxns for o in _outcomes(rxns, mol)]
-
-
-def exhaustive(mol: Chem.Mol, tf: Transform) -> list[Chem.Mol | None]:
-    """Every site transformed: repeatedly apply the first outcome of the first class with
-    a site, fragment by fragment, until no site is left. One outcome (None: failed)."""
-    work = [mol]
-    done: list[Chem.Mol] = []
-    edits = 0
-    while work:
-        m = work.pop(0)
-        product = None
-        for rxns in tf.rxns:
-            outs = _outcomes(rxns, m)
-            if outs:
-                product = outs[0]
-                break
-        if product is None:
-            done.append(m)
-            continue
-        edits += 1
-        clean_mol = _sanitised(product)
-        if clean_mol is None or edits > EXHAUSTIVE_MAX_EDITS:
-            return [None]
-        work.extend(Chem.GetMolFrags(clean_mol, asMols=True))
-    if edits == 0:
-        return []
-    combined = done[0]
-    for m in done[1:]:
-        combined = Chem.CombineMols(combined, m)
-    return [combined]
-
-
-MODES = {"selective": selective, "every_site": every_site, "exhaustive": exhaustive}
-
-
-# ---------------------------------------------------------------------------------------
-# Stage 3: product clean-up
-_CANON: dict[tuple[str, str], str | None] = {}
 
 
 def canonical_tautomer(frag: Chem.Mol, stereo: str) -> str | None:
@@ -388,103 +380,186 @@ def stereoisomers(smiles: str) -> list[str]:
     return sorted({canonical(Chem.MolFromSmiles(canonical(m))) for m in isomers})
 
 
-def clean(mol: Chem.Mol | None, stereo: str) -> list[str] | None:
-    """Canonical SMILES of every fragment of one outcome (None: it does not sanitise)."""
-    if mol is None:
-        return None
+def clean(mol: Chem.Mol, stereo: str) -> tuple[list[str], list[str]] | None:
+    """(kept fragments, by-products) of one outcome as canonical SMILES; None when it does
+    not sanitise."""
     m = _sanitised(mol)
     if m is None:
         return None
-    out = []
+    kept, small = [], []
     for frag in Chem.GetMolFrags(m, asMols=True):
         smi = canonical_tautomer(frag, stereo)
         if smi is None:
             return None
-        out.extend(stereoisomers(smi) if stereo == "enumerate" else [smi])
-    return out
+        (small if heavy_atoms(smi) <= BYPRODUCT_MAX_HEAVY else kept).append(smi)
+    return sorted(kept), sorted(small)
 
 
 # ---------------------------------------------------------------------------------------
-# Stage 4: one step, ranked and capped
+# Stage 3: one step under the conditions
 @dataclass
 class Step:
     transformation: str
-    counts: dict[str, int]
-    candidates: list[dict[str, Any]]     # products in rank order, then excluded, then by-products
+    pool: dict[str, Fraction]              # molecule -> amount (percent of the compound)
+    ranked: list[str]
     kept: list[str]
+    byproducts: set[str]
+    counts: dict[str, int]
 
 
-def run_step(inputs: list[str], tf: Transform, mode: str, stereo: str, cap: int,
-             exclude: str | None = None) -> Step:
-    counts = {"inputs": len(inputs), "reacted": 0, "unchanged": 0, "incompatible": 0,
-              "failed_sanitisation": 0, "byproducts": 0, "excluded": 0, "products": 0, "kept": 0}
-    pool: dict[str, str] = {}        # product -> the first input it came from
-    unchanged: set[str] = set()
-    byproducts: dict[str, str] = {}
-    for smi in inputs:
+def _first_class(mol: Chem.Mol, classes: list[SiteClass]) -> tuple[SiteClass, list[Chem.Mol]] | None:
+    for cls in classes:
+        outs = [o[0] for rxn in cls.rxns for o in rxn.RunReactants((mol,))]
+        if outs:
+            return cls, outs
+    return None
+
+
+def react(smiles: str, amount: Fraction, tf: Transform, level: int, equivalents: int, stereo: str,
+          counts: dict[str, int], byproducts: set[str]) -> dict[str, Fraction]:
+    """What one input molecule becomes: `equivalents` rounds; in each, every molecule still
+    reacting is edited at every site of the most reactive class it has (among the classes
+    the temperature allows), the reacting share split equally over the distinct outcomes,
+    the unreacted share carried as it is."""
+    classes = [c for c in tf.classes if c.level <= level]
+    frontier: dict[str, Fraction] = {smiles: amount}
+    done: dict[str, Fraction] = defaultdict(Fraction)
+    for _ in range(equivalents):
+        nxt: dict[str, Fraction] = defaultdict(Fraction)
+        for smi, amt in frontier.items():
+            found = _first_class(implicit_hs(Chem.MolFromSmiles(smi)), classes)
+            if found is None:
+                done[smi] += amt
+                continue
+            cls, outs = found
+            cleaned = []
+            for raw in outs:
+                c = clean(raw, stereo)
+                if c is None:
+                    counts["failed_sanitisation"] += 1
+                elif c[0] and c not in cleaned:
+                    cleaned.append(c)
+            if not cleaned:
+                done[smi] += amt
+                continue
+            counts["edits"] += 1
+            conv = CONVERSION[level - cls.level]
+            done[smi] += amt * (1 - conv)
+            share = amt * conv / len(cleaned)
+            for kept, small in cleaned:
+                byproducts.update(small)
+                for frag in kept:
+                    nxt[frag] += share
+        frontier = nxt
+    for smi, amt in frontier.items():
+        done[smi] += amt
+    return done
+
+
+def run_step(inputs: list[tuple[str, Fraction]], tf: Transform, level: int, equivalents: int, stereo: str,
+             cap: int | None) -> Step:
+    counts = {"inputs": len(inputs), "incompatible": 0, "unchanged": 0, "edits": 0, "failed_sanitisation": 0}
+    pool: dict[str, Fraction] = defaultdict(Fraction)
+    byproducts: set[str] = set()
+    for smi, amount in inputs:
         mol = implicit_hs(Chem.MolFromSmiles(smi))
         if any(mol.HasSubstructMatch(b) for b in tf.blockers):
             counts["incompatible"] += 1
             continue
-        outcomes = MODES[mode](mol, tf)
-        if not outcomes:
+        out = react(smi, amount, tf, level, equivalents, stereo, counts, byproducts)
+        if list(out) == [smi]:
             counts["unchanged"] += 1
-            pool.setdefault(smi, smi)
-            unchanged.add(smi)
-            continue
-        counts["reacted"] += 1
-        for raw in outcomes:
-            frags = clean(raw, stereo)
-            if frags is None:
-                counts["failed_sanitisation"] += 1
-                continue
-            for frag in frags:
-                if heavy_atoms(frag) <= BYPRODUCT_MAX_HEAVY:
-                    byproducts.setdefault(frag, smi)
-                else:
-                    pool.setdefault(frag, smi)
-    excluded = []
-    if exclude is not None:
-        excluded = sorted(s for s in pool if flat(s) == flat(exclude))
-    ranked = sorted((s for s in pool if s not in excluded), key=rank_key)
-    kept = ranked[:cap]
-    counts.update(byproducts=len(byproducts), excluded=len(excluded), products=len(ranked), kept=len(kept))
-
-    def row(s: str, rank: int, status: str, source: str) -> dict[str, Any]:
-        return {"smiles": s, "rank": rank, "status": status, "source": source, "unchanged": s in unchanged}
-
-    candidates = [row(s, i + 1, "kept" if i < cap else "capped", pool[s]) for i, s in enumerate(ranked)]
-    candidates += [row(s, 0, "excluded", pool[s]) for s in excluded]
-    candidates += [row(s, 0, "byproduct", byproducts[s]) for s in sorted(byproducts)]
-    return Step(tf.name, counts, candidates, kept)
+        for prod, amt in out.items():
+            if stereo == "enumerate" and prod != smi:
+                isomers = stereoisomers(prod)
+                for iso in isomers:
+                    pool[iso] += amt / len(isomers)
+            else:
+                pool[prod] += amt
+    ranked = [s for s, _ in sorted(pool.items(), key=rank_key)]
+    kept = ranked if cap is None else ranked[:cap]
+    counts.update(products=len(ranked), kept=len(kept), byproducts=len(byproducts))
+    return Step(tf.name, dict(pool), ranked, kept, byproducts, counts)
 
 
 # ---------------------------------------------------------------------------------------
-# Stages 5 and 6: descriptors and the pH 7.4 form
-def ph74_form(mol: Chem.Mol) -> Chem.Mol:
-    """Carboxylic acid O-H -> O-; aliphatic amine N -> N+ with one more H."""
-    rw = Chem.RWMol(mol)
-    for match in mol.GetSubstructMatches(_ACID_OH):
-        atom = rw.GetAtomWithIdx(match[2])
-        atom.SetFormalCharge(-1)
-        atom.SetNumExplicitHs(0)
-        atom.SetNoImplicit(True)
-    for (i,) in mol.GetSubstructMatches(_BASIC_N):
-        atom = rw.GetAtomWithIdx(i)
-        atom.SetNumExplicitHs(atom.GetTotalNumHs() + 1)
-        atom.SetNoImplicit(True)
-        atom.SetFormalCharge(1)
-    out = rw.GetMol()
-    Chem.SanitizeMol(out)
-    return Chem.MolFromSmiles(canonical(out))
+# Stage 4: work-up at a pH
+_PATTERNS: dict[str, Any] = {}
 
 
+def _pattern(smarts: str) -> Any:
+    if smarts not in _PATTERNS:
+        _PATTERNS[smarts] = Chem.MolFromSmarts(smarts)
+    return _PATTERNS[smarts]
+
+
+def ionisation(mol: Chem.Mol, ph: float) -> tuple[int, int]:
+    """(net charge, ionised groups) of the molecule's dominant form at the pH."""
+    sites: dict[int, int] = {}
+    for _name, smarts, pka, idx in ACID_GROUPS:
+        for match in mol.GetSubstructMatches(_pattern(smarts)):
+            if match[idx] not in sites:
+                sites[match[idx]] = -1 if ph > pka else 0
+    for _name, smarts, pka in BASE_GROUPS:
+        for (i,) in mol.GetSubstructMatches(_pattern(smarts)):
+            if i not in sites:
+                sites[i] = 1 if ph < pka else 0
+    rest = sum(a.GetFormalCharge() for a in mol.GetAtoms() if a.GetIdx() not in sites)
+    fixed = sum(1 for a in mol.GetAtoms() if a.GetIdx() not in sites and a.GetFormalCharge() != 0
+                and not _neutral_pair(a))
+    return rest + sum(sites.values()), fixed + sum(1 for v in sites.values() if v)
+
+
+def _neutral_pair(atom: Chem.Atom) -> bool:
+    """A charge that a neighbour's opposite charge cancels inside one group (nitro, N-oxide)."""
+    return any(n.GetFormalCharge() == -atom.GetFormalCharge() for n in atom.GetNeighbors())
+
+
+def phase_of(smiles: str, ph: float) -> str:
+    mol = Chem.MolFromSmiles(smiles)
+    _, ionised = ionisation(mol, ph)
+    if ionised or Crippen.MolLogP(mol) < AQUEOUS_LOGP:
+        return "aqueous"
+    return "organic"
+
+
+@dataclass
+class Workup:
+    crude: dict[str, Fraction]
+    phases: dict[str, str]
+    starting: set[str]
+    phase: str                 # organic | aqueous | none
+    products: list[str]
+    selected: str | None
+    purity: Fraction
+
+
+def work_up(crude: dict[str, Fraction], parent: str | None, ph: float, cap: int) -> Workup:
+    phases = {s: phase_of(s, ph) for s in crude}
+    starting = {s for s in crude if parent is not None and flat(s) == flat(parent)}
+    totals = {"organic": Fraction(0), "aqueous": Fraction(0)}
+    for s, amt in crude.items():
+        if s not in starting:
+            totals[phases[s]] += amt
+    if not any(totals.values()):
+        return Workup(crude, phases, starting, "none", [], None, Fraction(0))
+    phase = "aqueous" if totals["aqueous"] > totals["organic"] else "organic"
+    ranked = [s for s, _ in sorted(((s, a) for s, a in crude.items() if phases[s] == phase and s not in starting),
+                                   key=rank_key)]
+    products = ranked[:cap]
+    selected = products[0]
+    everything = sum((a for s, a in crude.items() if phases[s] == phase), Fraction(0))
+    return Workup(crude, phases, starting, phase, products, selected, 100 * crude[selected] / everything)
+
+
+# ---------------------------------------------------------------------------------------
+# Stage 5: descriptors of the top product
 def morgan_bits(mol: Chem.Mol, radius: int) -> list[int]:
     gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=FP_SIZE)
     return list(gen.GetFingerprint(mol).GetOnBits())
 
 
-def describe(smiles: str, radius: int) -> dict[str, Any]:
+def describe(smiles: str, radius: int, ph: float) -> dict[str, Any]:
     mol = Chem.MolFromSmiles(smiles)
     return {
         "mw": round(Descriptors.MolWt(mol), 6),
@@ -492,50 +567,60 @@ def describe(smiles: str, radius: int) -> dict[str, Any]:
         "tpsa": round(rdMolDescriptors.CalcTPSA(mol, includeSandP=True), 6),
         "hba": int(rdMolDescriptors.CalcNumLipinskiHBA(mol)),
         "hbd": int(rdMolDescriptors.CalcNumLipinskiHBD(mol)),
-        "rotb": int(rdMolDescriptors.CalcNumRotatableBonds(mol)),
-        "fsp3": round(rdMolDescriptors.CalcFractionCSP3(mol), 6),
         "qed": round(qed_of(smiles), 6),
         "fp_on": len(morgan_bits(mol, radius)),
-        "charge": int(Chem.GetFormalCharge(ph74_form(mol))),
+        "charge": int(ionisation(mol, ph)[0]),
     }
 
 
-EMPTY_DESCRIPTORS: dict[str, Any] = {"mw": 0.0, "logp": 0.0, "tpsa": 0.0, "hba": 0, "hbd": 0, "rotb": 0,
-                                     "fsp3": 0.0, "qed": 0.0, "fp_on": 0, "charge": 0}
+EMPTY_DESCRIPTORS: dict[str, Any] = {"mw": 0.0, "logp": 0.0, "tpsa": 0.0, "hba": 0, "hbd": 0, "qed": 0.0,
+                                     "fp_on": 0, "charge": 0}
 
 
 # ---------------------------------------------------------------------------------------
+def parse_case(case: str) -> tuple[str, str]:
+    """'ROUTE: RECORD' -> (route, record SMILES)."""
+    route, record = case.split(": ", 1)
+    return route, record
+
+
 def trace(p: dict[str, Any]) -> dict[str, Any]:
     """The whole route with every intermediate, for the outputs and the evidence."""
+    route, record = parse_case(p["case"])
     stereo = p["stereochemistry"]
-    std = standardise(p["reactant"], stereo)
-    reactant = std["standardised"]
-    current = [reactant] if reactant else []
+    level = TEMPERATURES.index(int(p["temperature"]))
+    equivalents = int(p["equivalents"])
+    cap = int(p["max_products"])
+    std = standardise(record, stereo)
+    parent = std["standardised"]
+    current: list[tuple[str, Fraction]] = [(parent, Fraction(100))] if parent else []
     steps = []
-    names = ROUTES[p["route"]]
+    names = ROUTES[route]
     for i, name in enumerate(names):
         last = i == len(names) - 1
-        step = run_step(current, TRANSFORMS[name], p["site_mode"], stereo, int(p["max_products"]),
-                        exclude=reactant if last else None)
+        step = run_step(current, TRANSFORMS[name], level, equivalents, stereo, None if last else cap)
         steps.append(step)
-        current = step.kept
-    return {"standardisation": std, "steps": steps, "final": current, "selected": current[0] if current else None}
+        current = [(s, step.pool[s]) for s in step.kept]
+    crude = dict(current)
+    return {"route": route, "record": record, "standardisation": std, "steps": steps,
+            "workup": work_up(crude, parent, float(p["workup_ph"]), cap)}
 
 
 def outputs(t: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
     """The output fields from a trace."""
-    parent = t["standardisation"]["standardised"]
+    w: Workup = t["workup"]
     out: dict[str, Any] = {
-        "parent": [parent] if parent else [],
-        "products": sorted(t["final"]),
-        "n_products": len(t["final"]),
-        "selected": [t["selected"]] if t["selected"] else [],
-        "step_counts": [s.counts["products"] for s in t["steps"]],
-        "step_unchanged": [s.counts["unchanged"] for s in t["steps"]],
-        "step_mw": [round(Descriptors.MolWt(Chem.MolFromSmiles(s.kept[0])), 6) if s.kept else 0.0
-                    for s in t["steps"]],
+        "products": sorted(w.products),
+        "n_products": len(w.products),
+        "selected": [w.selected] if w.selected else [],
+        "phase": w.phase,
+        "n_species": len(w.crude),
+        "crude_pct": round(float(sum(w.crude.values(), Fraction(0))), 6),
+        "yield_pct": round(float(w.crude[w.selected]), 6) if w.selected else 0.0,
+        "purity_pct": round(float(w.purity), 6),
     }
-    out.update(describe(t["selected"], int(p["fingerprint_radius"])) if t["selected"] else EMPTY_DESCRIPTORS)
+    out.update(describe(w.selected, int(p["fingerprint_radius"]), float(p["workup_ph"])) if w.selected
+               else EMPTY_DESCRIPTORS)
     return out
 
 

@@ -124,10 +124,10 @@ def resolve_target(
                 (public if kind == "public" else hidden).append(Scenario(sd.id, sd.parameters))
         n_probes = int(task.meta.get("probes", 3) if probes is None else probes)
         killable: frozenset[str] = frozenset()
-        sel = task.tests / "selection.json"
-        if sel.is_file():
+        sel_file = task.tests / "selection.json"
+        if sel_file.is_file() and oracle.reference is not None:
             try:
-                doc = canonjson.read(sel)
+                doc = canonjson.read(sel_file)
                 if doc.get("reference") == hashlib.sha256(oracle.reference.read_bytes()).hexdigest():
                     killable = frozenset(str(k) for k in doc.get("killable", []))
             except (OSError, ValueError, AttributeError):
@@ -511,8 +511,8 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         task_groups = [ix for g in sets for ix in (g["public"], g["hidden"], *g["probes"])]
         rest = [m for m in mutants if not any(eng.killed_by(m.id, ix) for ix in task_groups)]
         # a mutant the build's selection saw killed needs no pool or search to be non-equivalent
-        known = {m.id for m in rest if any(m.key in tgt.killable for tgt in targets)}
-        alive = [m for m in rest if m.id not in known]
+        proven = {m.id for m in rest if any(m.key in tgt.killable for tgt in targets)}
+        alive = [m for m in rest if m.id not in proven]
         say(f"{len(rest)} mutants survive the task's scenarios; running them on a pool of up to {len(pool_all)}")
         used = 0  # pool scenarios the survivors actually ran on
         while alive and time.perf_counter() < deadline:
@@ -572,7 +572,7 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         for tgt, g in zip(targets, sets):
             groups = {"public": g["public"], "hidden": g["hidden"], "pool": pool, "found": found_idx}
             others = [ix for h in sets if h is not g for ix in (h["public"], h["hidden"], *h["probes"])]
-            results = [_result(eng, m, groups, g["probes"], others, m.id not in undecided_ids, m.id in known)
+            results = [_result(eng, m, groups, g["probes"], others, m.id not in undecided_ids, m.id in proven)
                        for m in mutants]
             scenarios = {
                 "public": [eng.cases[i].scenario.id for i in g["public"]],

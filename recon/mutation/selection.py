@@ -504,7 +504,7 @@ class _Revealer:
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
             res = self.runtime.run(Path(self.programs[p][1]), doc, inputs, limits)  # type: ignore[union-attr]
             value, why = (None, res.failure()) if res.failure() else compare.parse_stdout(res.stdout)
-            if why is not None or compare.contract_errors(fields, value):
+            if why is not None or value is None or compare.contract_errors(fields, value):
                 return item, set(fields)
             return item, {n for n, sp in fields.items() if not compare.within(sp, value[n], case.truth[n])}
 
