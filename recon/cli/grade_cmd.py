@@ -28,6 +28,7 @@ from ..runtimes import get_runtime
 @click.option("--probes", type=int, help="Fresh probe scenarios (default: the task's, 3).")
 @click.option("--ladder", help="Ladder name (default: the task's, six_rung).")
 @click.option("--label", help="Name of the workspace in reports (default: its path).")
+@click.option("--workers", type=click.IntRange(min=1), default=None, help="Runs at a time (default: cores).")
 @click.option("--history", "history", type=click.Path(dir_okay=False, path_type=Path),
               help="Append one line for this grading to this .jsonl file (a checkpoint series).")
 @click.option("--checkpoints", "checkpoints", type=click.Path(file_okay=False, path_type=Path),
@@ -36,7 +37,7 @@ from ..runtimes import get_runtime
 @plugin_option
 @quiet_option
 def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, runtime: str, timeout: float | None,
-              nonce: str | None, probes: int | None, ladder: str | None, label: str | None,
+              nonce: str | None, probes: int | None, ladder: str | None, label: str | None, workers: int | None,
               history: Path | None, checkpoints: Path | None, plugins: tuple[Path, ...], quiet: bool) -> None:
     """Grade WORKSPACE on the built task TASK_DIR's ladder."""
     task = load_task(task_dir)
@@ -50,11 +51,11 @@ def grade_cmd(task_dir: Path, workspace: Path, as_json: bool, out: Path | None, 
     registry = load_registry(plugins) if plugins else None
     with progress("grading", n, quiet or as_json) as bar:
         g = grade(task, workspace, runtime=rt, nonce=nonce, probes=probes, ladder=ladder, timeout=timeout,
-                  registry=registry, workspace_label=label, progress=bar)
+                  registry=registry, workspace_label=label, workers=workers, progress=bar)
     if checkpoints is not None:
 
         grade_checkpoints(task, g, checkpoints, runtime=rt, probes=probes, ladder=ladder, timeout=timeout,
-                          registry=registry)
+                          registry=registry, workers=workers)
         if "checkpoints_refused" in g:
             info(f"warning: checkpoints not graded: {g['checkpoints_refused']}")
         else:
