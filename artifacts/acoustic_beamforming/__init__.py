@@ -152,7 +152,7 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
     stages=["excitation and noisy recording", "sweep deconvolution", "octave-band filtering",
             "noise-compensated decay analysis", "ISO 3382 parameters", "subspace direction finding"],
     reference="reference.py",
-    evidence_level="summary",
+    evidence_level="outputs",
     evidence={
         "geometry.json": Evidence("the scene: fs (Hz), speed_of_sound (m/s), room_dim [Lx, Ly, Lz] (one corner at the "
                          "origin), finish, walls (west x=0, east x=Lx, south y=0, north y=Ly, floor, ceiling: "
