@@ -371,8 +371,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
         _write(tmp / "environment" / "docker-compose.yaml", compose_file(opts.checkpoint_every))
         for fname, text in checkpointer_files(opts.base_image).items():
             _write(tmp / "environment" / "checkpointer" / fname, text)
-    probe_seconds = max((r.seconds for r in runs), default=0.0)
-    _write(tmp / "task.toml", _task_toml(oracle, task_id, spec, limits, opts, probe_seconds))
+    _write(tmp / "task.toml", _task_toml(oracle, task_id, spec, limits, opts))
     _normalise_modes(tmp)
     # Modes follow what Harbor does with each folder. solution/ is copied into the agent's
     # container with its modes and solve.sh runs as the agent user: readable, solve.sh
@@ -465,16 +464,16 @@ def _toml_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, limits: Limits, opts: PackageOptions,
-               oracle_seconds: float) -> str:
+def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, limits: Limits, opts: PackageOptions) -> str:
     probes = opts.probes
     runs = spec.n_public + spec.n_hidden + probes
     # Verifier: what one grading's runs may cost (RunBudget: a share of runs x limit, plus
-    # the runs in flight when it is spent), the probes' oracle calls (four times the
-    # slowest call of the build), a margin for start-up; with checkpoints, once more for
-    # every snapshot the agent phase can leave.
+    # the runs in flight when it is spent), the probes' oracle calls (each within the wall
+    # limit, as the reference solution's runs are), a margin for start-up; with checkpoints,
+    # once more for every snapshot the agent phase can leave. Declared quantities only, so
+    # a build is reproducible whatever the machine's speed.
     gradings = 1 + (int(AGENT_TIMEOUT // opts.checkpoint_every) if opts.checkpoint_every else 0)
-    one = runs * limits.wall * BUDGET_SHARE + 2 * limits.wall + 4 * oracle_seconds * probes
+    one = runs * limits.wall * BUDGET_SHARE + 2 * limits.wall + limits.wall * probes
     verifier_timeout = float(int(one * gradings + 300))
     artifacts = '"/app/workspace"'
     if opts.checkpoint_every:

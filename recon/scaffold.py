@@ -34,6 +34,7 @@ FILES: tuple[tuple[str, str], ...] = (
     ("new_oracle.py.tmpl", "src/{package}/__init__.py"),
     ("new_reference.py.tmpl", "src/{package}/reference.py"),
     ("new_baseline.py.tmpl", "src/{package}/baselines/linspace_one_second/reconstruct.py"),
+    ("new_scenarios.toml.tmpl", "src/{package}/scenarios/{name}.toml"),
     ("new_test.py.tmpl", "tests/test_{name}.py"),
 )
 

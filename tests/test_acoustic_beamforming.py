@@ -421,7 +421,7 @@ def small_task(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_baselines_earn_partial_credit(small_task: Path) -> None:
-    from recon.baselines import grade_baselines
+    from recon.audit import grade_baselines
 
     rows = grade_baselines(small_task, runtime="local")
     assert {r.name for r in rows} == {"pra_defaults", "iso3382_textbook"}

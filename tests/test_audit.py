@@ -108,3 +108,23 @@ def test_the_power_row_fails_a_small_graded_set(registry: Registry, tmp_path: Pa
     big = build_task(registry, "tiny_series", tmp_path / "b", n_public=3, n_hidden=20, probes=40, select="random")
     row = power_row(load_task(big.path))
     assert row.passed and row.reward <= 0.05 and "60 graded scenarios" in row.detail
+
+
+def test_validate_trusts_the_builds_proof_that_a_mutant_is_killable(registry: Registry, tmp_path: Path) -> None:
+    """A mutant some candidate of the build's stress selection killed is not equivalent,
+    whatever the task's few scenarios show: the analysis does not search for it again."""
+    from recon.mutation import mutation_score
+    from recon.mutation.analysis import resolve_target
+
+    # One public and one hidden scenario under this key leave some mutants that a candidate
+    # of the selection killed alive on the task's own scenarios (which ones depends on the key).
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=1, n_hidden=1, probes=0,
+                      select="stress", secret="killable-elsewhere").path
+    sel = canonjson.read(task / "tests" / "selection.json")
+    assert sel["killable"] and len(sel["reference"]) == 64
+    target = resolve_target(task, registry=registry)
+    assert target.killable == frozenset(sel["killable"])
+    rep = mutation_score(task, registry=registry, nonces=1, pool_size=0, search_examples=0, budget=None)
+    proven = [r for r in rep.results if r.elsewhere]
+    assert proven and all(not r.equivalent and not r.hidden and r.mutant.key in target.killable for r in proven)
+    assert {r.mutant.key for r in rep.results if r.equivalent}.isdisjoint(target.killable)

@@ -24,6 +24,10 @@ FIX = ("run the catalog suite for it and record the result: "
 def test_the_recorded_validation_matches_the_task_files(name: str) -> None:
     rec = record.load()["tasks"].get(name)
     assert rec is not None, f"{name} has no recorded validation; " + FIX.format(name=name)
+    if rec["validate"] == "pending":
+        # Listed as not validated on the catalog page, with the reason: never a stale pass.
+        assert rec.get("reason") and "digest" not in rec, f"{name}: a pending record says why and claims no files"
+        return
     assert rec["digest"] == record.task_digest(name), (
         f"{name}'s files changed since its recorded validation; " + FIX.format(name=name))
     assert rec["validate"] == "passed" and rec["harbor"] == {"oracle": 1.0, "nop": 0.0}

@@ -188,13 +188,14 @@ NONCES = ["rung5-a", "rung5-b"]
 # must keep rung 5, and at least one must really be imprecise on the graded set.
 HONEST: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
     "chem_smarts": [
-        # one template scope wrong: the step leaves those compounds alone, so the route
-        # prints the empty result published for other scenarios
+        # one site class missing: where it would react the step leaves those molecules
+        # alone, so the route ends elsewhere (often where other published scenarios end)
         ("no secondary-alcohol oxidation",
-         [('        ("secondary alcohol", ["[CH1X4:1]([#6:3])([#6:4])[OX2H1:2]>>[C:1]([#6:3])([#6:4])=[O:2]"]),\n', "")]),
-        ("no aryl-chloride dehalogenation", [('        ("aryl chloride", ["[c:1]Cl>>[c:1]"]),\n', "")]),
+         [('        C("secondary alcohol", 1, ["[CH1X4:1]([#6:3])([#6:4])[OX2H1:2]>>[C:1]([#6:3])([#6:4])=[O:2]"]),\n',
+           "")]),
+        ("no aryl-chloride dehalogenation", [('        C("aryl chloride", 2, ["[c:1]Cl>>[c:1]"]),\n', "")]),
         ("no ortho bromination",
-         [('        ("ortho to an activating group", [f"[cH;$(c:c-{ACTIVATOR}):1]>>[c:1]Br"]),\n', "")]),
+         [('        C("ortho to an activating group", 1, [f"[cH;$(c:c-{ACTIVATOR}):1]>>[c:1]Br"]),\n', "")]),
     ],
     "lidar_icp": [
         # a slightly different ICP stopping rule: iterations (and converged) differ

@@ -397,8 +397,8 @@ def test_mutate_command(plugin: Path, tmp_path: Path) -> None:
     assert doc["oracle"] == "boundary_demo" and (tmp_path / "m" / "mutation.json").is_file()
     # (the command object raises ReconError; recon's group prints it and exits with its code)
     assert doc["selection"] == "stress"   # the default for an oracle whose reference defines solve()
-    # drawn at random, these 3 hidden scenarios miss some of the mutants stress selection catches
-    res = runner.invoke(mutate_cmd, [*args, "--select", "random", "--fail-under", "1.0"])
+    # drawn at random, these 3 hidden scenarios (no probes) miss some of the mutants stress selection catches
+    res = runner.invoke(mutate_cmd, [*args, "--select", "random", "--probes", "0", "--fail-under", "1.0"])
     assert "killed by hidden" in res.output
     assert isinstance(res.exception, ValidationFailed) and res.exception.exit_code == 1
     res = runner.invoke(mutate_cmd, [*args, "--operator", "nope"])

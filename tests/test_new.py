@@ -31,7 +31,8 @@ def test_scaffold_writes_a_complete_package(tmp_path: Path, registry: Registry) 
     assert result.path == root.absolute() and result.package == "recon_demo_osc" and result.dist == "recon-demo-osc"
     assert sorted(result.files) == sorted(["pyproject.toml", "README.md", "src/recon_demo_osc/__init__.py",
                                            "src/recon_demo_osc/reference.py", "tests/test_demo_osc.py",
-                                           "src/recon_demo_osc/baselines/linspace_one_second/reconstruct.py"])
+                                           "src/recon_demo_osc/baselines/linspace_one_second/reconstruct.py",
+                                           "src/recon_demo_osc/scenarios/demo_osc.toml"])
     assert len(result.files) == len(FILES)
     conf = tomllib.loads((root / "pyproject.toml").read_text())
     assert conf["project"]["name"] == "recon-demo-osc"
@@ -45,6 +46,8 @@ def test_scaffold_writes_a_complete_package(tmp_path: Path, registry: Registry) 
         if rel.endswith(".py"):
             compile(text, rel, "exec")
     module = (root / "src/recon_demo_osc/__init__.py").read_text()
+    spec = tomllib.loads((root / "src/recon_demo_osc/scenarios/demo_osc.toml").read_text())
+    assert spec["n_hidden"] + spec["probes"] >= 59 and spec["reveal"] == ["baselines"]  # passes validate's power row
     assert 'name="demo_osc"' in module and "def demo_osc(params" in module and 'reference="reference.py"' in module
 
 

@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import textwrap
 import threading
@@ -229,8 +230,10 @@ def test_bwrap_runs_an_interpreter_that_lives_under_tmp() -> None:
                 r = BwrapRuntime().run(ws, {"id": "x"}, {}, Limits(wall=20))
                 print(json.dumps([r.exit_code, r.stdout.decode().strip(), r.failure()]))
         """)
+        # the new interpreter sees this one's packages (recon and its dependencies) by path
+        path = os.pathsep.join([str(Path(__file__).resolve().parents[1]), sysconfig.get_paths()["purelib"]])
         out = subprocess.run([str(venv / "v" / "bin" / "python"), "-c", code], capture_output=True, text=True,
-                             timeout=120, cwd="/")
+                             timeout=120, cwd="/", env={**os.environ, "PYTHONPATH": path})
         assert out.returncode == 0, out.stderr[-2000:]
         code_, prefix, failure = json.loads(out.stdout.strip().splitlines()[-1])
         assert code_ == 0, failure

@@ -183,8 +183,7 @@ TRANSFORMS: dict[str, Transform] = {t.name: t for t in [
     ], incompatible=[AMINE + "]"]),
     Transform("ester_hydrolysis", [
         C("aryl ester", 0, ["[#6:5][CX3:1](=[O:2])[OX2:3][c:4]>>([#6:5][C:1](=[O:2])O.[O:3][c:4])"]),
-        C("alkyl ester", 1, ["[#6:5][CX3:1](=[O:2])!@[OX2:3][CX4:4]>>([#6:5][C:1](=[O:2])O.[O:3][C:4])"]),
-        C("lactone", 2, ["[#6:5][CX3:1](=[O:2])@[OX2:3][#6:4]>>([#6:5][C:1](=[O:2])O.[O:3][#6:4])"]),
+        C("alkyl ester or lactone", 1, ["[#6:5][CX3:1](=[O:2])[OX2:3][CX4:4]>>([#6:5][C:1](=[O:2])O.[O:3][C:4])"]),
     ]),
     Transform("lialh4_reduction", [
         C("aldehyde or ketone", 0, ["[#6:3][CX3H1:1]=[O:2]>>[#6:3][C:1][O:2]",
@@ -247,7 +246,7 @@ ACID_GROUPS = [
     ("carboxylic acid", "[CX3](=O)[OX2H1,OX1-]", 3.5, 2),      # (name, SMARTS, pKa, index of the site atom)
     ("N-aryl sulfonamide", "[#6]S(=O)(=O)[NX3H1,NX2-]c", 6.5, 4),
     ("phenol", "c[OX2H1,OX1-]", 9.5, 1),
-    ("primary sulfonamide", "[#6]S(=O)(=O)[NX3H2,NX3H1-]", 10.5, 4),
+    ("primary sulfonamide", "[#6]S(=O)(=O)[NX3H2,NX3H1-]", 9.9, 4),
 ]
 BASE_GROUPS = [
     ("morpholine", "[NX3;+0;R;$(N1CCOCC1)]", 6.5),

@@ -1,6 +1,7 @@
 """The catalog's recorded validation: ``docs/catalog.json`` and the page rendered from it.
 
-Every built-in task has a record: the digest of its files when it was last validated
+Every built-in task has a record: either ``"validate": "pending"`` with the reason (the
+catalog page lists the task as not validated yet), or the digest of its files when it was last validated
 (the oracle's package folder and its sweep spec), what ``recon validate`` and Harbor
 said then, and the agent trials run on it. ``tests/test_catalog_record.py`` (in the
 default suite, so in CI) fails when a task's files no longer match its record, or when
@@ -9,6 +10,7 @@ running the catalog suite again (``pytest tests/catalog -m catalog``, see the RE
 """
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 from pathlib import Path
@@ -44,6 +46,18 @@ def save(doc: dict[str, Any]) -> None:
     PAGE.write_text(render(doc), encoding="utf-8")
 
 
+def update(name: str, rec: dict[str, Any]) -> None:
+    """Record ``name``'s result, keeping its trials and notes; under a lock, so that suites
+    run side by side (one ``RECON_CATALOG_TASKS`` each) never lose each other's records."""
+    RECORDS.parent.mkdir(parents=True, exist_ok=True)
+    with open(RECORDS.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        doc = load()
+        old = doc.setdefault("tasks", {}).get(name, {})
+        doc["tasks"][name] = {**rec, "trials": old.get("trials", []), "notes": old.get("notes", "")}
+        save(doc)
+
+
 def _fmt(x: Any, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
 
@@ -68,6 +82,10 @@ def render(doc: dict[str, Any]) -> str:
     ]
     for name in sorted(tasks):
         r = tasks[name]
+        if r.get("validate") == "pending":
+            lines.append(f"| `{name}` | {r.get('domain', '-')} | not validated yet: {r.get('reason', '-')} |"
+                         + " |" * 11)
+            continue
         base = ", ".join(f"{b} {_fmt(v)}" for b, v in sorted(r.get("baselines", {}).items())) or "-"
         trials = r.get("trials") or []
         tr = ", ".join(_fmt(t.get("reward")) for t in trials) if trials else "-"

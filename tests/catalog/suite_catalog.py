@@ -61,9 +61,6 @@ def test_catalog_task(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
         "build_seconds": round(built.oracle_seconds, 1),
     }
     if os.environ.get("RECON_CATALOG_RECORD") == "1" and not failed and harbor == {"oracle": 1.0, "nop": 0.0}:
-        doc = record.load()
-        old = doc.setdefault("tasks", {}).get(name, {})
-        doc["tasks"][name] = {**rec, "trials": old.get("trials", []), "notes": old.get("notes", "")}
-        record.save(doc)
+        record.update(name, rec)
     assert not failed, failed
     assert harbor == {"oracle": 1.0, "nop": 0.0}

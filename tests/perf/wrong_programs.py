@@ -103,8 +103,8 @@ WRONG: dict[str, list[tuple[str, list[Edit]]]] = {
         ]),
     ],
     # ---------------------------------------------------------------------- chem_smarts
-    # About half of the generator gives a product; each rule shows only on the compounds
-    # and routes that exercise it.
+    # Most of the generator gives a product; each rule shows only where a case and the
+    # conditions (temperature, equivalents, work-up pH, cap) exercise it together.
     "chem_smarts": [
         # TPSA with RDKit's default (no S and P contributions): wrong only when the
         # selected product holds a polar S or P (sulfonamides, thioethers, thiols).
@@ -112,16 +112,10 @@ WRONG: dict[str, list[tuple[str, list[Edit]]]] = {
             ("rdMolDescriptors.CalcTPSA(mol, includeSandP=True)", "rdMolDescriptors.CalcTPSA(mol)"),
         ]),
         # The largest fragment with the library's default chooser (all atoms, hydrogens
-        # included): fosfomycin trometamol, choline salicylate and meglumine diatrizoate
-        # keep the counter-ion (3 of 48 records, ~6 %).
+        # included): choline salicylate keeps choline instead of salicylate.
         ("largest_fragment_all_atoms", [
             ("fragment = rdMolStandardize.LargestFragmentChooser(params).choose(cleaned)",
              "fragment = rdMolStandardize.LargestFragmentChooser().choose(cleaned)"),
-        ]),
-        # A missing stage: no uncharging after the fragment choice (the serine ester's
-        # ammonium and the sodium carboxylates stay charged).
-        ("no_uncharge", [
-            ("uncharged = rdMolStandardize.Uncharger().uncharge(fragment)", "uncharged = fragment"),
         ]),
         # The tautomer enumerator with the library's defaults, which drop sp3 and
         # double-bond stereo wherever tautomerism touches it (alpha carbons of amino
@@ -130,40 +124,43 @@ WRONG: dict[str, list[tuple[str, list[Edit]]]] = {
             ("_TAUTOMERS.append(rdMolStandardize.TautomerEnumerator(params))",
              "_TAUTOMERS.append(rdMolStandardize.TautomerEnumerator())"),
         ]),
-        # Rank by drug-likeness first and size second: another top product (and other
-        # carried molecules under the cap) wherever the largest is not the most drug-like.
-        ("rank_qed_first", [
-            ("return (-heavy_atoms(smiles), -round(qed_of(smiles), QED_DECIMALS), smiles)",
-             "return (-round(qed_of(smiles), QED_DECIMALS), -heavy_atoms(smiles), smiles)"),
+        # The temperature read as a rate only: every site class reacts at every
+        # temperature (the conversion still follows the margin, wrapping below zero).
+        ("every_class_at_every_temperature", [
+            ("    classes = [c for c in tf.classes if c.level <= level]\n", "    classes = list(tf.classes)\n"),
         ]),
-        # Molecules without a reactive site are dropped instead of passing unchanged
-        # into the step's pool.
-        ("no_pass_through", [
-            ('            counts["unchanged"] += 1\n            pool.setdefault(smi, smi)\n',
-             '            counts["unchanged"] += 1\n'),
+        # The unreacted share of an incomplete round is lost instead of carried on
+        # (yields and crude totals drop; recovered starting material disappears).
+        ("unreacted_share_lost", [
+            ("            done[smi] += amt * (1 - conv)\n", ""),
         ]),
-        # Products with the reactant's constitution are dropped after EVERY step, not
-        # only after the last one (a step that leaves the compound untouched ends the
-        # route).
-        ("exclude_every_step", [
-            ("exclude=reactant if last else None)", "exclude=reactant)"),
+        # The cap applied after the last step too, before the work-up: the minor
+        # molecules never reach the work-up (crude counts, purity, sometimes the phase).
+        ("cap_before_workup", [
+            ("None if last else cap)", "cap)"),
         ]),
-        # Selective mode transforms one site (the first match) instead of giving one
-        # outcome per site of the first class that has any.
-        ("selective_first_site_only", [
-            ("            return list(outs)\n", "            return list(outs[:1])\n"),
+        # Recovered starting material counted as a product of the route.
+        ("starting_material_is_product", [
+            ("    starting = {s for s in crude if parent is not None and flat(s) == flat(parent)}\n",
+             "    starting: set[str] = set()\n"),
         ]),
-        # "Enumerate" read as every stereoisomer, assigned centres included
-        # (onlyUnassigned=False).
-        ("enumerate_assigned_too", [
-            ("onlyUnassigned=True, unique=True", "onlyUnassigned=False, unique=True"),
+        # The product always taken from the organic phase when it holds any product
+        # (the textbook extraction), the aqueous phase only when it holds all of it.
+        ("organic_phase_first", [
+            ('    phase = "aqueous" if totals["aqueous"] > totals["organic"] else "organic"\n',
+             '    phase = "organic" if totals["organic"] else "aqueous"\n'),
         ]),
-        # The basic centre at pH 7.4 taken from the amine site pattern (primary and
-        # secondary amines only): tertiary amines (morpholines, N,N-dimethyl, procaine)
-        # stay neutral.
-        ("basic_n_without_tertiary", [
-            ('_BASIC_N = Chem.MolFromSmarts("[NX3;+0;!$(N[!#6]);!$(N[#6;!X4])]")',
-             '_BASIC_N = Chem.MolFromSmarts("[NX3;H1,H2;+0;!$(N[!#6]);!$(N[#6;!X4])]")'),
+        # Rank by size first and amount second: another top product wherever a minor
+        # molecule is larger than the main one (partly converted protected molecules).
+        ("rank_heavy_atoms_first", [
+            ("    return (-round(float(amount), RANK_DECIMALS), -heavy_atoms(smiles), -round(qed_of(smiles), RANK_DECIMALS),\n",
+             "    return (-heavy_atoms(smiles), -round(float(amount), RANK_DECIMALS), -round(qed_of(smiles), RANK_DECIMALS),\n"),
+        ]),
+        # Purity among the products only: recovered starting material in the kept
+        # phase is not counted as an impurity.
+        ("purity_without_starting_material", [
+            ("    everything = sum((a for s, a in crude.items() if phases[s] == phase), Fraction(0))\n",
+             "    everything = sum((a for s, a in crude.items() if phases[s] == phase and s not in starting), Fraction(0))\n"),
         ]),
     ],
     # ------------------------------------------------------------- acoustic_beamforming

@@ -1,12 +1,14 @@
 """Baseline `textbook`: the RDKit tutorial way, written from the instruction alone.
 
 It does not know the recipe. The record is parsed as given (no standardisation), each
-transformation is one generic reaction SMARTS run with RunReactants on its defaults, a
-molecule a step cannot transform is not a product of that step, every product of every
-outcome is kept (by-products included), products are RDKit canonical SMILES sorted
+transformation is one generic reaction SMARTS run with RunReactants on its defaults,
+once per equivalent on the first match, at any temperature and to completion; a molecule
+a step cannot transform is not a product of that step, every product of every outcome is
+kept (by-products included) in equal amounts, products are RDKit canonical SMILES sorted
 alphabetically, the first ones are carried forward and the first one is the route's
-product. Descriptors are RDKit's defaults (CalcNumHBA/HBD, TPSA of N and O, Morgan
-2048 bits), and the charge is the product's own formal charge.
+product. The work-up is taken as a plain extraction into the organic phase that loses
+nothing. Descriptors are RDKit's defaults (CalcNumHBA/HBD, TPSA of N and O, Morgan 2048
+bits), and the charge is the product's own formal charge.
 """
 from __future__ import annotations
 
@@ -73,7 +75,7 @@ def smiles_of(mol, stereo):
     return out
 
 
-def run_step(inputs, name, mode, stereo):
+def run_step(inputs, name, equivalents, stereo):
     rxn = rdChemReactions.ReactionFromSmarts(TEMPLATES[name])
     products = set()
     for smi in inputs:
@@ -81,48 +83,42 @@ def run_step(inputs, name, mode, stereo):
         outcomes = rxn.RunReactants((mol,))
         if not outcomes:
             continue
-        if mode == "selective":
-            outcomes = outcomes[:1]
-        elif mode == "exhaustive":
-            prod = outcomes[0][0]
-            for _ in range(10):
-                try:
-                    Chem.SanitizeMol(prod)
-                except Exception:  # noqa: BLE001
-                    break
-                more = rxn.RunReactants((prod,))
-                if not more:
-                    break
-                prod = more[0][0]
-            outcomes = ((prod,),)
-        for outcome in outcomes:
-            for prod in outcome:
-                products.update(smiles_of(Chem.Mol(prod), stereo))
+        prod = outcomes[0][0]
+        for _ in range(equivalents - 1):
+            try:
+                Chem.SanitizeMol(prod)
+            except Exception:  # noqa: BLE001
+                break
+            more = rxn.RunReactants((prod,))
+            if not more:
+                break
+            prod = more[0][0]
+        products.update(smiles_of(Chem.Mol(prod), stereo))
     return sorted(products)
 
 
 def solve(p):
-    mol = Chem.MolFromSmiles(p["reactant"])
+    route, record = p["case"].split(": ", 1)
+    mol = Chem.MolFromSmiles(record)
     if p["stereochemistry"] == "strip":
         Chem.RemoveStereochemistry(mol)
     current = [Chem.MolToSmiles(mol)]
-    parent = list(current)
-    counts, mws = [], []
-    for name in ROUTES[p["route"]]:
-        products = run_step(current, name, p["site_mode"], p["stereochemistry"])
-        counts.append(len(products))
-        mws.append(round(Descriptors.MolWt(Chem.MolFromSmiles(products[0])), 6) if products else 0.0)
+    n_species = 0
+    for name in ROUTES[route]:
+        products = run_step(current, name, int(p["equivalents"]), p["stereochemistry"])
+        n_species = len(products)
         current = products[: int(p["max_products"])]
-    out = {"parent": parent, "products": current, "n_products": len(current), "selected": current[:1],
-           "step_counts": counts, "step_unchanged": [0] * len(counts), "step_mw": mws}
+    share = round(100.0 / n_species, 6) if n_species else 0.0
+    out = {"products": current, "n_products": len(current), "selected": current[:1],
+           "phase": "organic" if current else "none", "n_species": n_species,
+           "crude_pct": 100.0 if current else 0.0, "yield_pct": share, "purity_pct": share}
     if not current:
-        out.update(mw=0.0, logp=0.0, tpsa=0.0, hba=0, hbd=0, rotb=0, fsp3=0.0, qed=0.0, fp_on=0, charge=0)
+        out.update(mw=0.0, logp=0.0, tpsa=0.0, hba=0, hbd=0, qed=0.0, fp_on=0, charge=0)
         return out
     m = Chem.MolFromSmiles(current[0])
     gen = rdFingerprintGenerator.GetMorganGenerator(radius=int(p["fingerprint_radius"]), fpSize=2048)
     out.update(mw=Descriptors.MolWt(m), logp=Crippen.MolLogP(m), tpsa=rdMolDescriptors.CalcTPSA(m),
                hba=rdMolDescriptors.CalcNumHBA(m), hbd=rdMolDescriptors.CalcNumHBD(m),
-               rotb=rdMolDescriptors.CalcNumRotatableBonds(m), fsp3=rdMolDescriptors.CalcFractionCSP3(m),
                qed=QED.qed(m), fp_on=gen.GetFingerprint(m).GetNumOnBits(), charge=Chem.GetFormalCharge(m))
     return out
 
