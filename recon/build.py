@@ -252,6 +252,11 @@ def build_task(
     sel = select_scenarios(oracle, spec, key, workers=workers, progress=log,
                            reveal=[(str(p), Path(p)) for p in reveal], budget=select_budget or None)
     public, hidden = sel.public, sel.hidden
+    rep = sel.report or {}
+    if log is not None and (rep.get("unrevealed") or rep.get("program_runs_not_made")):
+        log(f"warning: the published scenarios do not show {len(rep.get('unrevealed') or [])} failure(s) of the "
+            f"revealed programs ({rep.get('program_runs_not_made', 0)} of their runs left undone by the budget); "
+            "recon validate's fairness row will say which (a larger --select-budget, or 0 for none, runs them all)")
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
     verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.dependencies])))
     limits = Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))

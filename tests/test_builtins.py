@@ -32,14 +32,16 @@ def test_every_builtin_is_registered(session_registry: Registry) -> None:
 
 @pytest.mark.parametrize("name", BUILTINS)
 def test_builtin_task_validates(name: str, built: dict[str, Path]) -> None:
-    """Every row ok, the mutation analysis at its default threshold (0.9) included, and at
-    least two baselines that earn partial credit and fall short of 1.0."""
-    rows, work = validate(built[name])
+    """Every row ok, the mutation analysis at its default threshold (0.9) and the power row
+    included, and at least two baselines that earn partial credit and fall short of 1.0.
+    The fairness audit (hundreds of runs of every baseline and independent program) is the
+    catalog suite's, whose recorded result tests/test_catalog_record.py keeps current."""
+    rows, work = validate(built[name], fairness=False)
     failed = [(r.name, r.detail) for r in rows if not r.passed]
     assert failed == []
     names = {r.name for r in rows}
     assert {"reference", "untouched workspace", "constant", "replay", "keyed noise", "interpolation",
-            "one field off", "leak audit", "manifest hashes", "mutation score"} <= names
+            "one field off", "leak audit", "manifest hashes", "mutation score", "power"} <= names
     baselines = [r for r in rows if r.name.startswith("baseline ")]
     assert len(baselines) >= 2 and all(r.reward is not None and 0.5 <= r.reward < 1.0 for r in baselines), [
         (r.name, r.reward) for r in baselines]

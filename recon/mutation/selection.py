@@ -59,8 +59,13 @@ __all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_s
 
 HIDDEN_FACTOR = 4
 PUBLIC_FACTOR = 3
-#: seconds a stress selection may take (``recon build --select-budget``); then what is known decides
+#: seconds a stress selection's mutant runs may take (``recon build --select-budget``): the
+#: first half for choosing the hidden set, the rest for showing what it catches publicly;
+#: then what is known decides. Running the programs a spec reveals gets as long again, of
+#: its own, so that mutants never use it up.
 SELECTION_BUDGET = 90.0
+#: bumped when the selection's algorithm changes, so that no cached selection outlives it
+SELECTION_ALGORITHM = 2
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
@@ -154,7 +159,7 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
         return None
     ident = canonjson.dumps_compact({
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
-        "code": oracle.source_digest(), "key": key.hex(), "budget": budget,
+        "code": oracle.source_digest(), "key": key.hex(), "budget": budget, "algorithm": SELECTION_ALGORITHM,
         "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
@@ -299,20 +304,25 @@ def stress_selection(
     budget: float | None = SELECTION_BUDGET,
 ) -> Selection:
     """Choose the public and hidden scenarios of ``spec`` by the mutants they kill (see
-    the module docstring). ``budget``: seconds from the start after which no mutant or
-    revealing run starts and no further candidates are generated or searched (None: no
-    limit); what is known by then decides, and the report says the budget was reached. Returns a :class:`recon.sweep.Selection` whose ``report``
-    says what the chosen sets kill (for the verifier side: it names hidden scenarios).
+    the module docstring). ``budget``: seconds for the mutant runs (None: no limit). The
+    hidden set is chosen within the first half; the public cover of what it catches, the
+    extra candidates and the search get what is left of the whole; after that no mutant
+    run starts and what is known decides (the report says the budget was reached). Returns
+    a :class:`recon.sweep.Selection` whose ``report`` says what the chosen sets kill (for
+    the verifier side: it names hidden scenarios).
 
     ``reveal``: independent programs ((label, workspace) pairs, run untrusted through
     ``runtime``). Whatever the hidden candidates catch in them -- a field a program gets
-    wrong there -- some published scenario must show too, as for the mutants."""
+    wrong there -- some published scenario must show too, as for the mutants. Their runs
+    have a budget of their own (``budget`` seconds from their first run), so the mutants
+    never leave them none; runs it leaves undone are counted in the report."""
     say = progress or (lambda msg: None)
     if oracle.reference is None:
         raise SpecError(f"select = \"stress\" needs the reference of {oracle.name!r} ({oracle.location})",
                         hint='add reference="reference.py" to @oracle(...), or use select = "random"')
     t0 = time.perf_counter()
     deadline = t0 + budget if budget else None
+    hidden_deadline = t0 + budget / 2 if budget else None   # the hidden set's share
 
     def left() -> float:
         return float("inf") if deadline is None else deadline - time.perf_counter()
@@ -349,7 +359,7 @@ def stress_selection(
         if max_mutants is not None and len(mutants) > max_mutants:
             mutants = eng.mutants = subsample(mutants, max_mutants)  # deterministic: same sample every build
         say(f"stress selection: {len(mutants)} mutants on the hidden candidates")
-        eng.evaluate([(m, H) for m in mutants], stop_after=easy, deadline=deadline)
+        eng.evaluate([(m, H) for m in mutants], stop_after=easy, deadline=hidden_deadline)
 
         # -- hidden: greedy maximum coverage, easy mutants' unknown entries assumed killing
         def rows_on(cands: list[int]) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
@@ -370,10 +380,10 @@ def stress_selection(
             unchecked = [m for m in mutants if m.id in assumed and not (rows[m.id] & set(chosen_h))]
             if not unchecked:
                 break
-            eng.evaluate([(m, chosen_h) for m in unchecked], stop_after=1, deadline=deadline)
+            eng.evaluate([(m, chosen_h) for m in unchecked], stop_after=1, deadline=hidden_deadline)
         killed_h = {m.id for m in mutants if eng.kills(m.id, chosen_h)}
         unknown = [m for m in mutants if m.id not in killed_h and eng.killed_by(m.id, chosen_h) is None]
-        eng.evaluate([(m, chosen_h) for m in unknown], stop_after=1, deadline=deadline)
+        eng.evaluate([(m, chosen_h) for m in unknown], stop_after=1, deadline=hidden_deadline)
         killed_h = {m.id for m in mutants if eng.kills(m.id, chosen_h)}
 
         # -- public: set cover of what the hidden distribution catches, then spread. The
@@ -385,7 +395,7 @@ def stress_selection(
             f"{len(caught)}; covering them with public candidates")
         eng.evaluate([(m, P) for m in must], stop_after=easy, deadline=deadline)
         points = {c: unit_point(axes, eng.cases[c].scenario.parameters) for c in P}
-        shows = _Revealer(eng, reveal, runtime, workers, say, deadline)
+        shows = _Revealer(eng, reveal, runtime, workers, say, budget)
         shows.run(H)
         behaviours = shows.caught(H)   # (program, field) pairs a hidden candidate catches
 
@@ -461,6 +471,7 @@ def stress_selection(
             "runs": eng.runs,
             "pruned_runs": eng.pruned,
             "program_runs": shows.runs,
+            "program_runs_not_made": shows.skipped,
             "budget": budget,
             "budget_reached": deadline is not None and time.perf_counter() >= deadline,
             "seconds": round(time.perf_counter() - t0, 3),
@@ -473,7 +484,7 @@ class _Revealer:
     which fields each gets wrong where, for the public cover (``--reveal``)."""
 
     def __init__(self, eng: Engine, programs: Sequence[tuple[str, Path]], runtime: Runtime | None, workers: int,
-                 say: Callable[[str], None], deadline: float | None = None) -> None:
+                 say: Callable[[str], None], budget: float | None = None) -> None:
         if programs and runtime is None:
             raise ReconError("revealing programs need a runtime to run them in", hint="pass runtime=get_runtime()")
         self.eng = eng
@@ -483,7 +494,9 @@ class _Revealer:
         self.say = say
         self.fails: dict[tuple[int, int], set[str]] = {}   # (program index, case) -> failing fields
         self.runs = 0
-        self.deadline = deadline
+        self.skipped = 0     # runs the budget left undone
+        self.budget = budget
+        self.deadline: float | None = None   # set at the first run
         self._ids: dict[tuple[str, str], int] = {}
 
     def run(self, cases: Sequence[int]) -> None:
@@ -493,13 +506,16 @@ class _Revealer:
         fields = self.eng.fields
         limits = Limits(wall=float(self.eng.oracle.timeout), cpu=int(max(self.eng.oracle.timeout * 2, 10)))
 
+        if self.deadline is None and self.budget:
+            self.deadline = time.perf_counter() + self.budget
+
         def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str] | None]:
             p, c = item
             case = self.eng.cases[c].case
             if case is None:
                 return item, set()
             if self.deadline is not None and time.perf_counter() >= self.deadline:
-                return item, None   # not run: the budget is spent
+                return item, None   # not run: the revealing budget is spent
             doc = dict(case.document)
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
             res = self.runtime.run(Path(self.programs[p][1]), doc, inputs, limits)  # type: ignore[union-attr]
@@ -511,9 +527,11 @@ class _Revealer:
         self.say(f"stress selection: {len(self.programs)} program(s) to reveal, {len(todo)} runs")
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             for key, bad in pool.map(one, todo):
-                if bad is not None:
-                    self.fails[key] = bad
-                    self.runs += 1
+                if bad is None:
+                    self.skipped += 1
+                    continue
+                self.fails[key] = bad
+                self.runs += 1
 
     def caught(self, cases: Sequence[int]) -> list[tuple[str, str]]:
         """(program, field) pairs some of ``cases`` catches."""
