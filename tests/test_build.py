@@ -46,7 +46,7 @@ def test_layout(lidar_task: Path) -> None:
     assert conf["agent"]["user"] not in ("root", 0) and conf["agent"]["timeout_sec"] == 10800.0
     assert conf["environment"]["network_mode"] == "no-network"
     assert conf["verifier"]["environment_mode"] == "separate"
-    assert conf["metadata"]["n_public"] == 8 and conf["metadata"]["n_hidden"] == 4  # scenarios/lidar_icp.toml
+    assert conf["metadata"]["n_public"] == 16 and conf["metadata"]["n_hidden"] == 20  # scenarios/lidar_icp.toml
     for dockerfile in ("environment/Dockerfile", "tests/Dockerfile"):
         text = (lidar_task / dockerfile).read_text()
         installs = [w for ln in text.splitlines() if "pip install" in ln for w in ln.split() if w[0].isalpha() and "==" in w]
@@ -54,7 +54,8 @@ def test_layout(lidar_task: Path) -> None:
     with tarfile.open(lidar_task / "environment/app/observations/reference_outputs.tar.gz") as tar:
         names = set(tar.getnames())
         assert {"public_1/scenario.json", "public_1/oracle_output.json", "public_1/signature.json",
-                "public_1/source_downsampled.las", "public_6/inputs/source.las"} <= names
+                "public_1/stages.json", "public_6/inputs/source.las"} <= names
+        assert "public_1/source_downsampled.las" not in names   # a trace file: only at --evidence trace
         assert all(m.mtime == 946684800 and m.uid == 0 and m.uname == "" for m in tar.getmembers())
 
 

@@ -32,21 +32,20 @@ def test_every_builtin_is_registered(session_registry: Registry) -> None:
 
 @pytest.mark.parametrize("name", BUILTINS)
 def test_builtin_task_validates(name: str, built: dict[str, Path]) -> None:
-    """Every row ok, the mutation analysis at its default threshold (0.9) and the power row
-    included, and at least two baselines that earn partial credit and fall short of 1.0.
-    The fairness audit (hundreds of runs of every baseline and independent program) is the
-    catalog suite's, whose recorded result tests/test_catalog_record.py keeps current."""
-    rows, work = validate(built[name], fairness=False)
+    """Every row ok, the power row included, and at least two baselines that earn partial
+    credit and fall short of 1.0. The mutation analysis and the fairness audit (thousands of
+    runs on 60 graded scenarios) are the catalog suite's (tests/catalog), whose recorded result
+    tests/test_catalog_record.py keeps current; tests/test_mutate.py and tests/test_audit.py
+    test both on small oracles."""
+    rows, work = validate(built[name], mutation=None, fairness=False)
     failed = [(r.name, r.detail) for r in rows if not r.passed]
     assert failed == []
     names = {r.name for r in rows}
     assert {"reference", "untouched workspace", "constant", "replay", "keyed noise", "interpolation",
-            "one field off", "leak audit", "manifest hashes", "mutation score", "power"} <= names
+            "one field off", "leak audit", "manifest hashes", "power"} <= names
     baselines = [r for r in rows if r.name.startswith("baseline ")]
     assert len(baselines) >= 2 and all(r.reward is not None and 0.5 <= r.reward < 1.0 for r in baselines), [
         (r.name, r.reward) for r in baselines]
-    mutation = next(r for r in rows if r.name == "mutation score")
-    assert mutation.reward is not None and mutation.reward >= 0.9
     assert work > 300  # a real multi-stage reference solution, not a stub
 
 
