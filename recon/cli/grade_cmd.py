@@ -25,7 +25,7 @@ from ..runtimes import get_runtime
               show_default=True, help="Sandbox for the submission's runs.")
 @click.option("--timeout", type=float, help="Seconds per run (default: the task's).")
 @click.option("--nonce", help="Replay a grading: the probes are drawn from this nonce.")
-@click.option("--probes", type=int, help="Fresh probe scenarios (default: the task's, 3).")
+@click.option("--probes", type=int, help="Fresh probe scenarios (default: the task's).")
 @click.option("--ladder", help="Ladder name (default: the task's, six_rung).")
 @click.option("--label", help="Name of the workspace in reports (default: its path).")
 @click.option("--workers", type=click.IntRange(min=1), default=None, help="Runs at a time (default: cores).")
