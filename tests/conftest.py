@@ -1,4 +1,5 @@
-"""Shared fixtures: a fresh registry per test, and one built lidar_icp task per session."""
+"""Shared fixtures: a fresh registry per test, small builds of lidar_icp and chem_smarts and
+the default build of every built-in, each once per session."""
 from __future__ import annotations
 
 import atexit
@@ -32,13 +33,33 @@ def session_registry() -> Registry:
     return Registry.default(entry_points=False)
 
 
+# The tests that grade one built task many times (grader, feedback, runs, history, hostile
+# output) use small builds: 15 runs a grading instead of the default spec's 76. What the
+# default builds must satisfy (every validate row, power, Harbor) is tested on
+# `builtin_dataset`, built from the sweep specs as `recon build --all` builds them.
+SMALL_BUILD = {"n_public": 8, "n_hidden": 4, "probes": 3, "select": "random"}
+
+
+@pytest.fixture(scope="session")
+def small_build() -> dict[str, object]:
+    """Keyword arguments of `build_task` for a small build (see SMALL_BUILD)."""
+    return dict(SMALL_BUILD)
+
+
 @pytest.fixture(scope="session")
 def lidar_task(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry) -> Path:
     from recon.build import build_task
 
     out = tmp_path_factory.mktemp("tasks")
-    result = build_task(session_registry, "lidar_icp", out, workers=2)
-    return result.path
+    return build_task(session_registry, "lidar_icp", out, workers=2, **SMALL_BUILD).path  # type: ignore[arg-type]
+
+
+@pytest.fixture(scope="session")
+def chem_task(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry) -> Path:
+    from recon.build import build_task
+
+    out = tmp_path_factory.mktemp("chem")
+    return build_task(session_registry, "chem_smarts", out, workers=2, **SMALL_BUILD).path  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")

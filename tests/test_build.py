@@ -46,7 +46,7 @@ def test_layout(lidar_task: Path) -> None:
     assert conf["agent"]["user"] not in ("root", 0) and conf["agent"]["timeout_sec"] == 10800.0
     assert conf["environment"]["network_mode"] == "no-network"
     assert conf["verifier"]["environment_mode"] == "separate"
-    assert conf["metadata"]["n_public"] == 16 and conf["metadata"]["n_hidden"] == 20  # scenarios/lidar_icp.toml
+    assert conf["metadata"]["n_public"] == 8 and conf["metadata"]["n_hidden"] == 4  # tests/conftest.py: SMALL_BUILD
     for dockerfile in ("environment/Dockerfile", "tests/Dockerfile"):
         text = (lidar_task / dockerfile).read_text()
         installs = [w for ln in text.splitlines() if "pip install" in ln for w in ln.split() if w[0].isalpha() and "==" in w]

@@ -4,12 +4,16 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
 
 from recon import Registry
+from recon.task import load_task
 from recon.validate import validate
+
+SPECS = Path(__file__).resolve().parents[1] / "scenarios"
 
 BUILTINS = ["lidar_icp", "chem_smarts", "acoustic_beamforming"]
 
@@ -28,6 +32,14 @@ def built(builtin_tasks: dict[str, Path]) -> dict[str, Path]:
 
 def test_every_builtin_is_registered(session_registry: Registry) -> None:
     assert set(BUILTINS) <= set(session_registry.names())
+
+
+@pytest.mark.parametrize("name", BUILTINS)
+def test_a_default_build_follows_its_sweep_spec(name: str, built: dict[str, Path]) -> None:
+    spec = tomllib.loads((SPECS / f"{name}.toml").read_text(encoding="utf-8"))
+    meta = load_task(built[name]).meta
+    assert (len(meta["public"]), len(meta["hidden"]), int(meta["probes"])) == (
+        spec["n_public"], spec["n_hidden"], spec["probes"])
 
 
 @pytest.mark.parametrize("name", BUILTINS)

@@ -25,7 +25,6 @@ from recon.ladder import CHECK_FAMILIES, LADDER_SCHEMA, Quorum, load_ladder
 from recon.outputs import SequenceOf
 from recon import Angle, Exact, Integer, Number, SetOf, Text
 from recon.task import load_task
-from recon.validate import write_generated
 
 FIVE_SIXTHS = 5 / 6
 
@@ -205,16 +204,6 @@ HONEST: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
 }
 
 
-def _reference(ws: Path, task: Path) -> None:
-    shutil.copyfile(task / "solution" / "reconstruct.py", ws / "reconstruct.py")
-
-
-def _generated(name: str) -> Callable[[Path, Path], None]:
-    def write(ws: Path, task: Path) -> None:
-        write_generated(name, ws, load_task(task), task / "solution" / "reconstruct.py")
-    return write
-
-
 def _constant_mode(ws: Path, task: Path) -> None:
     """A constant: the most common published output (chem_smarts: "no product")."""
     outs = Counter(json.dumps(sd.truth, sort_keys=True) for sd in load_task(task).public())
@@ -243,16 +232,13 @@ def _empty_lists(ws: Path, task: Path) -> None:
 
 PROGRAMS: dict[str, tuple[Callable[[Path, Path], None], float, float]] = {
     # name: (writer, lowest reward, highest reward)
-    "reference": (_reference, 1.0, 1.0),
-    "one field off": (_generated("one field off"), FIVE_SIXTHS, 1.0 - 1e-6),
-    "keyed noise": (_generated("keyed noise"), 0.0, FIVE_SIXTHS - 1e-6),
-    "constant": (_generated("constant"), 0.0, FIVE_SIXTHS - 1e-6),
     "constant mode": (_constant_mode, 0.0, FIVE_SIXTHS - 1e-6),
-    "replay": (_generated("replay"), 0.0, FIVE_SIXTHS - 1e-6),
-    "interpolation": (_generated("interpolation"), 0.0, FIVE_SIXTHS - 1e-6),
     "empty lists": (_empty_lists, 0.0, FIVE_SIXTHS - 1e-6),
 }
-CASES = [(t, p) for t in BUILTINS for p in PROGRAMS if p != "empty lists"]
+# The reference and the generated controls (constant, replay, keyed noise, interpolation,
+# one field off) are rows of `recon validate`, which tests/test_builtins.py runs on the same
+# default builds; here are the controls validate does not run.
+CASES = [(t, "constant mode") for t in BUILTINS]
 # the empty-lists control needs sequence fields (lidar_icp has none)
 CASES += [(t, "empty lists") for t in ("acoustic_beamforming", "chem_smarts")]
 
@@ -293,7 +279,7 @@ def test_honest_but_imprecise_programs_keep_rung_5(task_name: str, builtin_tasks
         ws = tmp_path / label.replace(" ", "_")
         ws.mkdir()
         (ws / "reconstruct.py").write_text(source)
-        for nonce in NONCES:
+        for nonce in NONCES[:1]:
             g = grade(task, ws, runtime="local", nonce=nonce, workers=2)
             why = [(c["id"], c["reason"]) for c in g["rungs"][4]["checks"] if not c["passed"]][:4]
             assert g["reward"] >= FIVE_SIXTHS - 1e-9, (label, nonce, g["reward"], why)

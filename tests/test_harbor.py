@@ -152,11 +152,12 @@ def test_recon_docker_runtime_matches_harbor_and_local(name: str, tasks: dict[st
     from recon.run import run_task
 
     nonce = f"ci-{name}"
-    oracle = run_task(tasks[name], "oracle", runtime="docker", nonce=nonce)
+    # the default build's hidden set and two probes: what is compared is the runtimes, not the draws
+    oracle = run_task(tasks[name], "oracle", runtime="docker", nonce=nonce, probes=2)
     assert oracle.runtime == "docker" and oracle.reward == 1.0 and oracle.binary == 1, oracle.notes
-    nop = run_task(tasks[name], "nop", runtime="docker")
+    nop = run_task(tasks[name], "nop", runtime="docker", probes=0)
     assert nop.reward == 0.0 and nop.binary == 0
-    local = run_task(tasks[name], "oracle", runtime="local", nonce=nonce)
+    local = run_task(tasks[name], "oracle", runtime="local", nonce=nonce, probes=2)
     assert local.grading is not None and oracle.grading is not None
     # the same grade, check by check, with the same probes
     assert local.reward == oracle.reward
@@ -165,13 +166,13 @@ def test_recon_docker_runtime_matches_harbor_and_local(name: str, tasks: dict[st
     assert checks == [[(c["id"], c["passed"]) for c in r["checks"]] for r in oracle.grading["rungs"]]
 
 
-def test_an_owner_only_solution_fails_under_harbor_and_recon_alike(tasks: dict[str, Path], harbor: str,
+def test_an_owner_only_solution_fails_under_harbor_and_recon_alike(lidar_task: Path, harbor: str,
                                                                     engine: dict[str, list[str]], tmp_path: Path) -> None:
     """What once broke Harbor's oracle agent (solution/ built 0700) fails the same way in
     recon's docker runtime, instead of being papered over."""
     from recon.run import run_task
 
-    task = _public_copy(tasks["lidar_icp"], tmp_path)
+    task = _public_copy(lidar_task, tmp_path)
     (task / "solution").chmod(0o700)
     [under_harbor] = _harbor_run(harbor, ["-p", str(task)], "oracle", tmp_path / "jobs")
     assert "Permission denied" in (under_harbor["trial"] / "agent" / "oracle.txt").read_text()
@@ -182,13 +183,13 @@ def test_an_owner_only_solution_fails_under_harbor_and_recon_alike(tasks: dict[s
 
 
 def test_verifier_grades_the_reference_twenty_times_in_a_row_beside_a_host_grading(
-        tasks: dict[str, Path], engine: dict[str, list[str]], tmp_path: Path) -> None:
+        lidar_task: Path, engine: dict[str, list[str]], tmp_path: Path) -> None:
     """The verifier image graded the reference 0.33-0.44 ("killed by signal 9") while a
     grader on the host used the same sandbox uids: the host's sweep killed the container's
     runs. Now a uid is ours only inside our own PID namespace."""
     from recon.runtimes.docker import DockerTaskRunner
 
-    task = tasks["lidar_icp"]
+    task = lidar_task
     runner = DockerTaskRunner(task)
     tag, _ = runner.ensure_image("verifier")
     ws = tmp_path / "ws"
@@ -230,13 +231,15 @@ print("{}")
 
 
 def test_checkpoints_are_taken_out_of_the_agents_reach_and_graded(tmp_path: Path, session_registry: Registry,
-                                                                   harbor: str, engine: dict[str, list[str]]) -> None:
+                                                                   harbor: str, engine: dict[str, list[str]],
+                                                                   small_build: dict[str, Any]) -> None:
     """A scripted agent improves its workspace in three steps during a short trial; the
     task's sidecar snapshots it every 4 s, the verifier grades every snapshot, and the
     agent can see none of them. Its first step only runs whatever solver it finds at
     grading time (the final workspace, later snapshots): graded in the unprivileged
     verifier container, that snapshot must see nothing newer than itself."""
-    task = build_task(session_registry, "lidar_icp", tmp_path / "built", workers=2, checkpoint_every=4.0).path
+    task = build_task(session_registry, "lidar_icp", tmp_path / "built", workers=2, checkpoint_every=4.0,
+                      **small_build).path
     task = _public_copy(task, tmp_path)
     stages = tmp_path / "stages"
     stages.mkdir()

@@ -58,8 +58,8 @@ def write_attack(ws: Path, task: Path, kind: str | None, raw: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def tasks(lidar_task: Path, builtin_tasks: dict[str, Path]) -> dict[str, Path]:
-    return {"lidar_icp": lidar_task, "chem_smarts": builtin_tasks["chem_smarts"]}
+def tasks(lidar_task: Path, chem_task: Path) -> dict[str, Path]:
+    return {"lidar_icp": lidar_task, "chem_smarts": chem_task}
 
 
 def recon_grade(task: Path, ws: Path, out: Path, *extra: str) -> subprocess.CompletedProcess[str]:

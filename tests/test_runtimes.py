@@ -563,3 +563,58 @@ def test_slot_directory_is_private() -> None:
         assert stat.S_IMODE(st.st_mode) == 0o700 and st.st_uid == 0 and uid >= 61000
     finally:
         pool.release(fd)
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="the no-namespace supervisor is a root mode")
+def test_the_supervisor_removes_what_a_run_leaves_in_shared_temp_directories(tmp_path: Path) -> None:
+    """Without namespaces runs share /tmp: what a run leaves there, in a world-writable
+    directory below it, or in /dev/shm is gone when it ends; a tree of read-only files in
+    /tmp (a virtual environment kept there) neither slows the clean-up nor is touched."""
+    token = secrets.token_hex(6)
+    shared = Path(tempfile.mkdtemp(prefix=f"recon-shared-{token}-"))
+    nested = shared / "a" / "b"
+    nested.mkdir(parents=True)
+    for d in (shared, shared / "a"):
+        os.chmod(d, 0o755)
+    os.chmod(nested, 0o1777)
+    bulky = Path(tempfile.mkdtemp(prefix=f"recon-bulky-{token}-"))
+    os.chmod(bulky, 0o755)
+    for i in range(200):
+        (bulky / f"d{i}").mkdir()
+        for j in range(50):
+            (bulky / f"d{i}" / f"f{j}").write_text("x")
+    rt = LocalRuntime(namespaces=False)
+    try:
+        res = run(rt, tmp_path, f"""
+            import os
+            open('/tmp/left-{token}', 'w').write('x')
+            os.makedirs('/tmp/tree-{token}/x/y'); open('/tmp/tree-{token}/x/y/z', 'w').write('x')
+            open('{nested}/left-{token}', 'w').write('x')
+            if os.path.isdir('/dev/shm'):
+                open('/dev/shm/left-{token}', 'w').write('x')
+            print('{{}}')
+        """)
+        assert res.exit_code == 0 and res.failure() is None, res
+        left = [p for p in (Path(f"/tmp/left-{token}"), Path(f"/tmp/tree-{token}"), nested / f"left-{token}",
+                            Path(f"/dev/shm/left-{token}")) if os.path.lexists(p)]
+        assert left == []
+        assert sum(1 for _ in bulky.rglob("f*")) == 200 * 50
+    finally:
+        rt.close()
+        shutil.rmtree(shared, ignore_errors=True)
+        shutil.rmtree(bulky, ignore_errors=True)
+
+
+def test_a_concealed_path_is_exposed_under_a_temp_dir_only_through_traversable_directories(tmp_path: Path) -> None:
+    from recon.runtimes._sandbox import exposed_under
+
+    open_dir = Path(tempfile.mkdtemp(prefix="recon-exposed-"))
+    try:
+        os.chmod(open_dir, 0o755)
+        (open_dir / "checkout").mkdir()
+        assert exposed_under(str(open_dir / "checkout"), ("/tmp",))
+        os.chmod(open_dir, 0o700)
+        assert not exposed_under(str(open_dir / "checkout"), ("/tmp",))
+        assert not exposed_under("/usr/lib", ("/tmp", "/var/tmp"))
+    finally:
+        shutil.rmtree(open_dir, ignore_errors=True)

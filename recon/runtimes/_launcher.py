@@ -437,42 +437,42 @@ def kill_tree() -> None:
         time.sleep(0.005)
 
 
-def purge_tmp(uid: int, dirs: list[str], budget: int = 200_000) -> None:
-    """Remove what ``uid`` left in the shared temp directories (no namespaces to do better)."""
+def purge_tmp(uid: int, dirs: list[str]) -> None:
+    """Remove what ``uid`` left in ``dirs`` (the shared temp directories and the directories
+    below them that anyone may write to; no namespaces to do better): its files, and its
+    directories whole."""
     import shutil  # noqa: PLC0415
     import stat  # noqa: PLC0415
 
-    seen = 0
     for top in dirs:
-        for root, dnames, fnames in os.walk(top, topdown=True, followlinks=False):
-            for n in list(dnames) + fnames:
-                seen += 1
-                if seen > budget:
-                    return
-                p = os.path.join(root, n)
-                try:
-                    st = os.lstat(p)
-                except OSError:
-                    continue
-                if st.st_uid != uid:
-                    continue
-                if stat.S_ISDIR(st.st_mode):
-                    dnames.remove(n)
+        try:
+            names = os.listdir(top)
+        except OSError:
+            continue
+        for n in names:
+            p = os.path.join(top, n)
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if st.st_uid != uid:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                shutil.rmtree(p, ignore_errors=True)
+                if os.path.lexists(p):  # made unreadable: open it up, retry
+                    for r2, d2, _ in os.walk(p):
+                        for x in d2:
+                            try:
+                                os.chmod(os.path.join(r2, x), 0o700)
+                            except OSError:
+                                pass
+                    os.chmod(p, 0o700)
                     shutil.rmtree(p, ignore_errors=True)
-                    if os.path.lexists(p):  # made unreadable: open it up, retry
-                        for r2, d2, _ in os.walk(p):
-                            for x in d2:
-                                try:
-                                    os.chmod(os.path.join(r2, x), 0o700)
-                                except OSError:
-                                    pass
-                        os.chmod(p, 0o700)
-                        shutil.rmtree(p, ignore_errors=True)
-                else:
-                    try:
-                        os.unlink(p)
-                    except OSError:
-                        pass
+            else:
+                try:
+                    os.unlink(p)
+                except OSError:
+                    pass
 
 
 # --------------------------------------------------------------------------- modes
@@ -539,7 +539,7 @@ def supervise(cfg: dict[str, Any], status_fd: int) -> NoReturn:
     sweep_uid(int(cfg["uid"]))
     kill_tree()
     reap_all(block=False)
-    purge_tmp(int(cfg["uid"]), [d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(d)])
+    purge_tmp(int(cfg["uid"]), list(cfg.get("purge") or [d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(d)]))
     _mirror(status)
 
 

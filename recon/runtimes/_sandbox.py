@@ -233,6 +233,55 @@ def _other_can_traverse(st: os.stat_result) -> bool:
     return bool(st.st_mode & 0o001)
 
 
+def shared_writable_dirs(roots: list[str], *, budget: int = 500_000) -> list[str]:
+    """``roots`` and every directory below them that any user may write to: the only
+    places, besides directories it creates itself, where a sandbox uid can leave a file.
+    Directories others cannot traverse are not entered (nothing below them is reachable).
+    Scanned once per runtime, so each run's clean-up lists a handful of directories instead
+    of walking trees such as a virtual environment kept in /tmp."""
+    out: list[str] = []
+    seen = 0
+    for top in roots:
+        if not os.path.isdir(top) or os.path.islink(top):
+            continue
+        out.append(top)
+        for root, dnames, _ in os.walk(top, topdown=True, followlinks=False):
+            keep = []
+            for n in dnames:
+                seen += 1
+                p = os.path.join(root, n)
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                if not _other_can_traverse(st):
+                    continue
+                if st.st_mode & 0o002:
+                    out.append(p)
+                keep.append(n)
+            dnames[:] = keep if seen < budget else []
+    return out
+
+
+def exposed_under(path: str, roots: tuple[str, ...]) -> bool:
+    """Is ``path`` below one of ``roots`` and readable by any user through them (every
+    directory on the way traversable by others)?"""
+    for root in roots:
+        if not _under(path, root) or path == root:
+            continue
+        cur = root
+        for part in Path(os.path.relpath(path, root)).parts:
+            cur = os.path.join(cur, part)
+            try:
+                st = os.lstat(cur)
+            except OSError:
+                return False
+            if not _other_can_traverse(st) and (st.st_mode & 0o040000):
+                return False
+        return True
+    return False
+
+
 def expose_plan(paths: list[str]) -> list[list[Any]]:
     """For paths an unprivileged user cannot reach: [[top, [paths under top]], ...] where
     ``top`` is the outermost directory on the way that others may not traverse."""

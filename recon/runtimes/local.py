@@ -14,7 +14,8 @@ How it contains a submission (``_launcher.py`` is the process side):
   task's verifier image, where ``unshare`` is refused): the same uid per run, rlimits,
   ``no_new_privs``; a root supervisor stays behind as subreaper, and when the
   submission exits every process of the uid *in our PID namespace* is frozen and killed
-  and its files in /tmp, /var/tmp and /dev/shm are removed. A built task's ``tests/`` is
+  and its files in /tmp, /var/tmp, /dev/shm and the directories below them that anyone
+  may write (listed once per runtime) are removed. A built task's ``tests/`` is
   0700 root there, so hidden data is unreadable.
 - **Not root** (``reap``): no other uid is available, so hidden data cannot be hidden (a
   warning says so). The launcher stays behind as a child-subreaper and kills the whole
@@ -80,6 +81,7 @@ class LocalRuntime(Runtime):
         self._mode = "reap"
         self._landlock = False
         self._view_root: str | None = None
+        self._purge: list[str] | None = None  # supervise: where a run's uid may leave files (scanned once)
         if want:
             self._mode = "isolate" if namespaces is not False else "supervise"
             problem = _probe(self) if self._mode == "isolate" else "namespaces switched off"
@@ -99,6 +101,15 @@ class LocalRuntime(Runtime):
             if problem is not None:
                 self._landlock = False
                 self._warnings.append(f"local runtime: Landlock is refused here ({problem})")
+        if self._landlock:
+            # Landlock cannot subtract: the temp directories a run may write are readable
+            # whole, so a concealed path there that file permissions leave open to others
+            # (a checkout cloned into /tmp) would be readable too.
+            exposed = [c for c in sb.concealed_sources() if sb.exposed_under(c, TEMP_DIRS)]
+            if exposed:
+                self._landlock = False
+                self._warnings.append(f"local runtime: Landlock cannot hide {exposed[0]} (it lies in a shared temp "
+                                      "directory runs may write, readable by any user); move it or use --runtime bwrap")
         self._drop = want
         self.isolates_hidden = want or self._landlock
         self.confines_view = self._mode == "isolate" or self._landlock
@@ -144,6 +155,10 @@ class LocalRuntime(Runtime):
                            "hide": [h for h in concealed if any(sb._under(h, r) for r in readable)]}
             env["TMPDIR"] = "/tmp"
             return cfg
+        if self._mode == "supervise":
+            if self._purge is None:
+                self._purge = sb.shared_writable_dirs(list(TEMP_DIRS))
+            cfg["purge"] = self._purge
         if uid is not None:
             cfg["expose"] = sb.expose_plan([*self._interp, str(rd.root), *readable[len(sb.SYSTEM_DIRS):]])
         if self._landlock:
@@ -223,7 +238,7 @@ def _stop_supervisor(pid: int) -> None:
 
 def _probe(rt: LocalRuntime) -> str | None:
     """Can the launcher start the interpreter as a sandbox uid in this mode here? (cached)"""
-    key = repr((rt._mode, rt._interp))
+    key = repr((rt._mode, rt._landlock, rt._interp))
     with _probe_lock:
         if key in _probe_cache:
             return _probe_cache[key]
