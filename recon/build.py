@@ -5,6 +5,8 @@ reproducible (same oracle, spec, seed and build secret give identical bytes).
 """
 from __future__ import annotations
 
+import dataclasses
+
 import importlib.metadata
 import importlib.util
 import os
@@ -249,7 +251,9 @@ def build_task(
     opts.check()
     secret_bytes, secret_source = build_secret(secret)
     key = derive_task_key(secret_bytes, oracle, spec)
-    sel = select_scenarios(oracle, spec, key, workers=workers, progress=log,
+    # the probes a grading draws (the spec's, or the command line's) are where revealed
+    # programs must be shown failing too
+    sel = select_scenarios(oracle, dataclasses.replace(spec, probes=opts.probes), key, workers=workers, progress=log,
                            reveal=[(str(p), Path(p)) for p in reveal], budget=select_budget or None)
     public, hidden = sel.public, sel.hidden
     rep = sel.report or {}

@@ -12,6 +12,8 @@ import pytest
 from recon import Registry, canonjson
 from recon.audit import audit_programs
 from recon.build import build_task
+from recon.mutation.selection import REVEAL_NONCE
+from recon.sweep import SweepSpec, probe_scenarios
 from recon.validate import detectable_rate, power_row
 from recon.task import load_task
 
@@ -71,6 +73,25 @@ def test_reveal_makes_a_public_scenario_show_what_the_hidden_set_catches(registr
     audit = audit_programs(task, [("rare", rare)], runtime="local", registry=registry, nonces=["n1", "n2"],
                            pool_size=0)
     assert audit.fair
+
+
+def test_reveal_runs_the_programs_where_probes_may_land_not_only_on_hidden_candidates(registry: Registry,
+                                                                                      tmp_path: Path) -> None:
+    """A program wrong at a single point, one of the probe draws the build makes for
+    revealing (and no hidden candidate): the selection sees the failure, and since no
+    published scenario can show a single point it says so instead of staying silent."""
+    plain = load_task(build_task(registry, "tiny_series", tmp_path / "plain", n_public=4, n_hidden=10, probes=6,
+                                 select="random").path)
+    spec = SweepSpec(**{k: plain.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
+    [draw, *_] = probe_scenarios(registry.get("tiny_series"), spec, bytes.fromhex(plain.meta["task_key"]),
+                                 REVEAL_NONCE, 6, [], [])
+    point = _wrong(tmp_path, "point", f'abs(p["a"] - {draw.parameters["a"]!r}) < 1e-12')
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=10, probes=6, select="stress",
+                      reveal=[point]).path
+    assert load_task(task).meta["task_key"] == plain.meta["task_key"]
+    report = canonjson.read(task / "tests" / "selection.json")
+    assert report["reveal_draws"] == 32 + 2 + 6   # candidates, the hidden set's random draws, one grading's probes
+    assert report["revealed"] == [f"{point}: count"] and report["unrevealed"] == [f"{point}: count"]
 
 
 def test_the_cli_audits_programs_and_exits_1_on_hidden_only_failures(registry: Registry, tmp_path: Path) -> None:

@@ -16,7 +16,10 @@ of the same kinds, by what they catch:
   to the candidates farthest from those already chosen (maximin over the unit cube of
   the axes), keeping the published set spread over the axes. A mutant that no candidate
   of the pool kills gets one more pool of public candidates before it is reported as an
-  unavoidable hidden-only kill.
+  unavoidable hidden-only kill. Independent programs a spec reveals (``reveal``) are
+  treated like the mutants: they run on the chosen hidden set, its random draws, the
+  other candidates and one grading's worth of probe draws, and every field one of them
+  gets wrong there must be wrong on some published scenario too.
 
 The kill information comes from :class:`recon.mutation.engine.Engine`, on a deterministic sample
 of ``max_mutants`` mutants. A mutant is run on the candidates in pool order until its
@@ -48,7 +51,7 @@ from ..runtimes import get_runtime
 from ..runtimes.base import Limits, Runtime
 from ..runtimes.snapshot import tree_digest
 from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios,
-                     pool_scenarios, public_scenarios, recon_home)
+                     pool_scenarios, probe_scenarios, public_scenarios, recon_home)
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_SEARCH, Engine
 from .operators import subsample
 from .pool import prepare_workspace
@@ -65,9 +68,10 @@ PUBLIC_FACTOR = 3
 #: its own, so that mutants never use it up.
 SELECTION_BUDGET = 90.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 2
+SELECTION_ALGORITHM = 3
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
+REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
 BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
 EASY = 3
 
@@ -159,7 +163,7 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
         return None
     ident = canonjson.dumps_compact({
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
-        "code": oracle.source_digest(), "key": key.hex(), "budget": budget, "algorithm": SELECTION_ALGORITHM,
+        "probes": spec.probes if reveal else None, "code": oracle.source_digest(), "key": key.hex(), "budget": budget, "algorithm": SELECTION_ALGORITHM,
         "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
@@ -350,11 +354,7 @@ def stress_selection(
         H = eng.add_scenarios(hid_pool, "hidden-candidates")
         say(f"stress selection: {len(P)} public and {len(H)} hidden candidates of {oracle.name}")
         eng.generate()
-        bad = eng.disagreements()
-        if bad:
-            raise ReconError(f"the reference of {oracle.name!r} does not reproduce the oracle on "
-                             f"{len(bad)} candidate scenario(s), e.g. {bad[0].scenario.id}: {bad[0].ref_detail}",
-                             hint="fix reference.py so that it reproduces the oracle (recon validate checks this too)")
+        _reference_agrees(eng, oracle)
         mutants = eng.make_mutants(max_per_line=max_per_line)
         if max_mutants is not None and len(mutants) > max_mutants:
             mutants = eng.mutants = subsample(mutants, max_mutants)  # deterministic: same sample every build
@@ -396,8 +396,22 @@ def stress_selection(
         eng.evaluate([(m, P) for m in must], stop_after=easy, deadline=deadline)
         points = {c: unit_point(axes, eng.cases[c].scenario.parameters) for c in P}
         shows = _Revealer(eng, reveal, runtime, workers, say, budget)
-        shows.run(H)
-        behaviours = shows.caught(H)   # (program, field) pairs a hidden candidate catches
+        # What the revealed programs must be shown failing: whatever the hidden set and a
+        # grading's probes may catch. Both are keyed draws from the generator, so the
+        # programs run on the chosen hidden scenarios, the set's random draws, the other
+        # candidates and one grading's worth of probe draws (a nonce no grading uses), in
+        # that order (the budget may end the list early; the report counts what it left).
+        R = [*chosen_h, *(c for c in H if c not in chosen_h)]
+        if reveal:
+            draws = [dataclasses.replace(sc, id=f"reveal_{i + 1}") for i, sc in enumerate(
+                [*hid_random, *probe_scenarios(oracle, spec, key, REVEAL_NONCE, spec.probes, pub_pool,
+                                               [*hid_pool, *hid_random])])]
+            D = eng.add_scenarios(draws, "reveal-draws")
+            eng.generate()
+            _reference_agrees(eng, oracle)
+            R = [*chosen_h, *D[:len(hid_random)], *(c for c in H if c not in chosen_h), *D[len(hid_random):]]
+        shows.run(R)
+        behaviours = shows.caught(R)   # (program, field) pairs the hidden set or a probe may catch
 
         def spread(c: int, chosen: list[int]) -> float:
             return min((_distance(points[c], points[o]) for o in chosen), default=0.0)
@@ -466,6 +480,7 @@ def stress_selection(
             # mutants some candidate killed: not equivalent, whatever a later analysis
             # of the same reference sees (it skips their search for a killing scenario)
             "killable": sorted(m.key for m in mutants if eng.kills(m.id, list(range(len(eng.cases))))),
+            "reveal_draws": len(R),
             "revealed": sorted(f"{label}: {fld}" for label, fld in behaviours),
             "unrevealed": unrevealed,
             "runs": eng.runs,
@@ -477,6 +492,14 @@ def stress_selection(
             "seconds": round(time.perf_counter() - t0, 3),
         }
     return Selection(public, hidden, "stress", report)
+
+
+def _reference_agrees(eng: Engine, oracle: Oracle) -> None:
+    bad = eng.disagreements()
+    if bad:
+        raise ReconError(f"the reference of {oracle.name!r} does not reproduce the oracle on "
+                         f"{len(bad)} candidate scenario(s), e.g. {bad[0].scenario.id}: {bad[0].ref_detail}",
+                         hint="fix reference.py so that it reproduces the oracle (recon validate checks this too)")
 
 
 class _Revealer:
@@ -500,7 +523,8 @@ class _Revealer:
         self._ids: dict[tuple[str, str], int] = {}
 
     def run(self, cases: Sequence[int]) -> None:
-        todo = [(p, c) for p in range(len(self.programs)) for c in cases if (p, c) not in self.fails]
+        # case by case, every program on each: a budget that ends early leaves no program unseen
+        todo = [(p, c) for c in cases for p in range(len(self.programs)) if (p, c) not in self.fails]
         if not todo or self.runtime is None:
             return
         fields = self.eng.fields
