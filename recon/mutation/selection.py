@@ -68,10 +68,12 @@ PUBLIC_FACTOR = 3
 #: its own, so that mutants never use it up.
 SELECTION_BUDGET = 90.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 3
+SELECTION_ALGORITHM = 4
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
+SHOW_TRIES = 16          # public candidates tried, nearest first, for each failure of a revealed program
+SHOW_WANT = 3            # ... until this many show it (the cover then has a choice)
 BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
 EASY = 3
 
@@ -412,13 +414,18 @@ def stress_selection(
             R = [*chosen_h, *D[:len(hid_random)], *(c for c in H if c not in chosen_h), *D[len(hid_random):]]
         shows.run(R)
         behaviours = shows.caught(R)   # (program, field) pairs the hidden set or a probe may catch
+        points.update({c: unit_point(axes, eng.cases[c].scenario.parameters) for c in R})
 
         def spread(c: int, chosen: list[int]) -> float:
             return min((_distance(points[c], points[o]) for o in chosen), default=0.0)
 
         def cover_rows(cands: list[int]) -> dict[int, set[int]]:
-            shows.run(cands)
-            return {**{m.id: eng.kills(m.id, cands) for m in must}, **shows.rows(behaviours, cands)}
+            rows = {m.id: eng.kills(m.id, cands) for m in must}
+            # the programs first run where the mutants' cover goes anyway, then nearest
+            # to where each failure was seen
+            shows.show(behaviours, R, cands, points, prefer=greedy_set_cover(rows, cands, n_pub, spread)[0],
+                       want=SHOW_WANT)
+            return {**rows, **shows.rows(behaviours, cands)}
 
         cands = list(P)
         rows = cover_rows(cands)
@@ -460,7 +467,7 @@ def stress_selection(
         # verify exactly: a public scenario chosen for spread may kill more; unknown pairs run now
         eng.evaluate([(m, chosen_p) for m in must if m.id not in killed_p], stop_after=1, deadline=deadline)
         hidden_only = sorted(m.id for m in must if not eng.kills(m.id, chosen_p))
-        shows.run(chosen_p)
+        shows.show(behaviours, R, chosen_p, points, tries=None)   # exactly: which failures the chosen set shows
         unrevealed = sorted(f"{label}: {fld}" for (label, fld), cs in shows.rows_by_name(behaviours, chosen_p).items()
                             if not cs)
         public = [dataclasses.replace(eng.cases[c].scenario, id=f"public_{i + 1}")
@@ -504,7 +511,11 @@ def _reference_agrees(eng: Engine, oracle: Oracle) -> None:
 
 class _Revealer:
     """Independent programs run on the engine's scenarios (untrusted, through a runtime):
-    which fields each gets wrong where, for the public cover (``--reveal``)."""
+    which fields each gets wrong where, for the public cover (``--reveal``).
+
+    Finding what they get wrong (:meth:`run` on the graded-like draws) gets the first half
+    of the budget; showing it (:meth:`show`: each failure searched for among public
+    candidates, nearest first to where it was seen) the rest."""
 
     def __init__(self, eng: Engine, programs: Sequence[tuple[str, Path]], runtime: Runtime | None, workers: int,
                  say: Callable[[str], None], budget: float | None = None) -> None:
@@ -519,26 +530,33 @@ class _Revealer:
         self.runs = 0
         self.skipped = 0     # runs the budget left undone
         self.budget = budget
-        self.deadline: float | None = None   # set at the first run
+        self.start: float | None = None   # the first run
         self._ids: dict[tuple[str, str], int] = {}
 
-    def run(self, cases: Sequence[int]) -> None:
+    def _deadline(self, share: float) -> float | None:
+        if self.start is None:
+            self.start = time.perf_counter()
+        return None if not self.budget else self.start + share * self.budget
+
+    def run(self, cases: Sequence[int], *, share: float = 0.5) -> None:
+        """Every program on ``cases``, case by case (a budget that ends early leaves no
+        program unseen), until ``share`` of the budget is spent."""
         # case by case, every program on each: a budget that ends early leaves no program unseen
-        todo = [(p, c) for c in cases for p in range(len(self.programs)) if (p, c) not in self.fails]
+        self._run_pairs([(p, c) for c in cases for p in range(len(self.programs))], self._deadline(share))
+
+    def _run_pairs(self, pairs: Sequence[tuple[int, int]], deadline: float | None) -> None:
+        todo = [pc for pc in dict.fromkeys(pairs) if pc not in self.fails]
         if not todo or self.runtime is None:
             return
         fields = self.eng.fields
         limits = Limits(wall=float(self.eng.oracle.timeout), cpu=int(max(self.eng.oracle.timeout * 2, 10)))
-
-        if self.deadline is None and self.budget:
-            self.deadline = time.perf_counter() + self.budget
 
         def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str] | None]:
             p, c = item
             case = self.eng.cases[c].case
             if case is None:
                 return item, set()
-            if self.deadline is not None and time.perf_counter() >= self.deadline:
+            if deadline is not None and time.perf_counter() >= deadline:
                 return item, None   # not run: the revealing budget is spent
             doc = dict(case.document)
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
@@ -556,6 +574,42 @@ class _Revealer:
                     continue
                 self.fails[key] = bad
                 self.runs += 1
+
+    def show(self, behaviours: Sequence[tuple[str, str]], seen: Sequence[int], cands: Sequence[int],
+             points: dict[int, dict[str, float]], *, prefer: Sequence[int] = (),
+             tries: int | None = SHOW_TRIES, want: int = 1) -> None:
+        """For each behaviour (program, field) found on ``seen``, run its program on
+        candidates until ``want`` of them show it: first those in ``prefer`` (what the
+        cover would choose anyway), then at most ``tries`` (None: all) nearest to where it
+        was seen; a few behaviours at a time, to keep the workers busy. Several showing
+        candidates leave the cover a choice (one may kill mutants too)."""
+        index = {label: i for i, (label, _) in enumerate(self.programs)}
+        queues: dict[tuple[int, str], list[int]] = {}
+        first = [c for c in dict.fromkeys(prefer) if c in set(cands)]
+        for label, f in behaviours:
+            p = index[label]
+            at = [points[c] for c in seen if f in self.fails.get((p, c), ()) and c in points]
+            order = sorted((c for c in cands if c not in first),
+                           key=lambda c: (min((_distance(points[c], q) for q in at), default=0.0), c))
+            queues[(p, f)] = first + (order[:tries] if tries is not None else order)
+        deadline = self._deadline(1.0)
+        while queues:
+            for (p, f), order in list(queues.items()):
+                if not order or sum(f in self.fails.get((p, c), ()) for c in cands) >= want:
+                    del queues[(p, f)]
+            batch: list[tuple[int, int]] = []
+            for (p, f), order in queues.items():
+                while order and len([1 for q, _ in batch if q == p]) < 2 * self.workers:
+                    c = order.pop(0)
+                    if (p, c) not in self.fails:
+                        batch.append((p, c))
+                        break
+            if not batch:
+                break
+            if deadline is not None and time.perf_counter() >= deadline:
+                self.skipped += sum(len(o) for o in queues.values())
+                break
+            self._run_pairs(batch, deadline)
 
     def caught(self, cases: Sequence[int]) -> list[tuple[str, str]]:
         """(program, field) pairs some of ``cases`` catches."""
