@@ -597,13 +597,16 @@ class _Revealer:
             for (p, f), order in list(queues.items()):
                 if not order or sum(f in self.fails.get((p, c), ()) for c in cands) >= want:
                     del queues[(p, f)]
+            # round robin over the behaviours, one candidate each, until the workers have
+            # enough to do (a few behaviours left: several candidates each)
             batch: list[tuple[int, int]] = []
-            for (p, f), order in queues.items():
-                while order and len([1 for q, _ in batch if q == p]) < 2 * self.workers:
-                    c = order.pop(0)
-                    if (p, c) not in self.fails:
-                        batch.append((p, c))
-                        break
+            while len(batch) < max(2 * self.workers, len(queues)) and any(queues.values()):
+                for (p, f), order in queues.items():
+                    while order:
+                        c = order.pop(0)
+                        if (p, c) not in self.fails and (p, c) not in batch:
+                            batch.append((p, c))
+                            break
             if not batch:
                 break
             if deadline is not None and time.perf_counter() >= deadline:
