@@ -11,6 +11,7 @@ reward.json and grading.json.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import importlib
 import os
 import secrets
@@ -161,12 +162,33 @@ def graded_from(task: Task) -> tuple[list[Graded], list[Graded]]:
     return [_from_dir(sd, "public") for sd in task.public()], [_from_dir(sd, "hidden") for sd in task.hidden()]
 
 
-def draw_probes(task: Task, oracle: Oracle, nonce: str, n: int, directory: Path) -> list[Graded]:
+def draw_probes(task: Task, oracle: Oracle, nonce: str, n: int, directory: Path, *,
+                cache: Path | None = None) -> list[Graded]:
     """``n`` fresh scenarios from the private oracle, keyed by the task key and ``nonce``
-    (distinct from the public and hidden ones), generated into ``directory``."""
-    drawn: list[Graded] = []
+    (distinct from the public and hidden ones), generated into ``directory``.
+
+    ``cache``: a private folder where draws are kept for the gradings of one session (a
+    validate, a set of baselines): the same task, nonce and count are generated once."""
     if not n:
-        return drawn
+        return []
+    if cache is not None:
+        ident = canonjson.dumps_compact({"task_key": task.meta["task_key"], "nonce": nonce, "n": n,
+                                         "oracle": oracle.name, "version": oracle.version})
+        kept = Path(cache) / hashlib.sha256(ident.encode()).hexdigest()[:24]
+        index = kept / "probes.json"
+        if not index.is_file():
+            tmp = Path(tempfile.mkdtemp(prefix=".draw-", dir=_private_dir(Path(cache))))
+            fresh = draw_probes(task, oracle, nonce, n, tmp / "probes")
+            canonjson.write(tmp / "probes" / "probes.json", [
+                {"id": g.id, "document": g.document, "truth": g.truth,
+                 "inputs": {k: os.path.relpath(v, tmp / "probes") for k, v in g.inputs.items()}} for g in fresh])
+            try:
+                os.rename(tmp / "probes", kept)
+            except OSError:   # drawn meanwhile by another grading: theirs is the same
+                pass
+        return [Graded(d["id"], d["document"], d["truth"], {k: kept / v for k, v in d["inputs"].items()}, "probe")
+                for d in canonjson.read(index)]
+    drawn: list[Graded] = []
     spec = SweepSpec(**{k: task.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
     taken = [Scenario(sd.id, sd.parameters) for sd in task.public()]
     graded_sc = [Scenario(sd.id, sd.parameters) for sd in task.hidden()]
@@ -178,6 +200,12 @@ def draw_probes(task: Task, oracle: Oracle, nonce: str, n: int, directory: Path)
         doc = canonjson.read(d / "scenario.json")
         drawn.append(Graded(sc.id, doc, out.output, {k: d / v for k, v in doc["inputs"].items()}, "probe"))
     return drawn
+
+
+def _private_dir(path: Path) -> Path:
+    path.mkdir(parents=True, exist_ok=True)
+    os.chmod(path, 0o700)
+    return path
 
 
 def grade(
@@ -193,8 +221,11 @@ def grade(
     workspace_label: str | None = None,
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
+    probe_cache: Path | None = None,
 ) -> dict[str, Any]:
-    """Grade ``workspace`` on ``task``; returns the grading document."""
+    """Grade ``workspace`` on ``task``; returns the grading document. ``probe_cache``: a
+    private folder that keeps the probes drawn for a nonce across gradings (see
+    :func:`draw_probes`)."""
     t_start = time.perf_counter()
     if not isinstance(task, Task):
         task = load_task(task)
@@ -237,7 +268,8 @@ def grade(
             def probes_now() -> list[Graded]:
                 """Fresh scenarios from the private oracle, keyed by the task key and the nonce."""
                 t0 = time.perf_counter()
-                drawn = draw_probes(task, resolve_oracle(task, registry), nonce, n_probes, Path(tmp) / "probes")
+                drawn = draw_probes(task, resolve_oracle(task, registry), nonce, n_probes, Path(tmp) / "probes",
+                                    cache=probe_cache)
                 probe_docs.extend({"id": g.id, "parameters": g.parameters} for g in drawn)
                 timing["probe_oracle"] = time.perf_counter() - t0
                 return drawn

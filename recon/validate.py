@@ -14,6 +14,7 @@ stay below, and a writer. Adding a row is one entry there.
 from __future__ import annotations
 
 import hashlib
+import secrets
 import shutil
 import tarfile
 import tempfile
@@ -425,11 +426,18 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
         shutil.copytree(task.app_dir, app, symlinks=True)  # type: ignore[arg-type]
         return app
 
-    def graded(label: str, ws: Path) -> dict[str, Any]:
-        return grade(task, ws, runtime=rt, registry=reg, workspace_label=label, workers=workers)
+    # One nonce for the gradings below, fresh for each validate: they are graded on the
+    # same probes, drawn once (the oracle's share of a grading is mostly its probes).
+    nonce = secrets.token_hex(8)
 
     with tempfile.TemporaryDirectory(prefix="recon-validate-") as tmpd:
         tmp = Path(tmpd)
+        probes = tmp / "probes"
+
+        def graded(label: str, ws: Path) -> dict[str, Any]:
+            return grade(task, ws, runtime=rt, registry=reg, workspace_label=label, workers=workers, nonce=nonce,
+                         probe_cache=probes)
+
         # 1. the reference solution, installed by solve.sh
         app = fresh_app(tmp / "reference")
         try:
@@ -456,7 +464,7 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
                               _generated_detail(g, gen)))
         # 4. baselines: plausible programs written from the instruction alone (recon.audit);
         # one that reaches 1.0 means the instruction gives the recipe away
-        for b in grade_baselines(task, oracle, runtime=rt, registry=reg):
+        for b in grade_baselines(task, oracle, runtime=rt, registry=reg, probe_cache=probes):
             add(ValidationRow(f"baseline {b.name}", "< 1.0", b.reward, b.passed, f"rung {b.rung}; {b.detail}"))
     # 5. leaks (recon.leaks) and 6. manifest
     leaks = leak_audit(task, oracle)

@@ -249,6 +249,23 @@ def test_runtimes_agree_and_nonce_replays(lidar_task: Path, app_copy: Path) -> N
     assert c["probes"] != a["probes"]
 
 
+def test_a_probe_cache_draws_a_nonce_once_and_grades_the_same(lidar_task: Path, app_copy: Path, tmp_path: Path) -> None:
+    ws = app_copy / "workspace"
+    _one_off(ws, lidar_task)
+    strip = lambda g: [(c["id"], c["passed"]) for r in g["rungs"] for c in r["checks"]]  # noqa: E731
+    plain = grade(lidar_task, ws, runtime="local", nonce="kept")
+    cache = tmp_path / "probes"
+    first = grade(lidar_task, ws, runtime="local", nonce="kept", probe_cache=cache)
+    second = grade(lidar_task, ws, runtime="local", nonce="kept", probe_cache=cache)
+    assert plain["probes"] == first["probes"] == second["probes"] and len(plain["probes"]) == 3
+    assert strip(plain) == strip(first) == strip(second) and plain["reward"] == second["reward"] < 1.0
+    assert first["timings"]["probe_oracle"] > 10 * second["timings"]["probe_oracle"]   # read, not drawn again
+    [kept] = [p for p in cache.iterdir() if not p.name.startswith(".")]
+    assert (kept / "probes.json").is_file() and oct(cache.stat().st_mode & 0o777) == "0o700"
+    other = grade(lidar_task, ws, runtime="local", nonce="other", probe_cache=cache)
+    assert other["probes"] != plain["probes"] and len([p for p in cache.iterdir() if not p.name.startswith(".")]) == 2
+
+
 def test_grading_document_and_outputs(lidar_task: Path, app_copy: Path, tmp_path: Path) -> None:
     ws = app_copy / "workspace"
     _reference(ws, lidar_task)
