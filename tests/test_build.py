@@ -7,6 +7,7 @@ import shutil
 import tarfile
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,8 +96,9 @@ def test_signatures_tie_scenario_and_output(lidar_task: Path, tmp_path: Path) ->
     assert sig["oracle"] == "lidar_icp" and sig["oracle_version"] == "2.0.0"
 
 
-def test_builds_are_byte_identical_and_seed_changes_both_sets(tmp_path: Path, registry: Registry, lidar_task: Path) -> None:
-    again = build_task(registry, "lidar_icp", tmp_path / "again", workers=1).path
+def test_builds_are_byte_identical_and_seed_changes_both_sets(tmp_path: Path, registry: Registry, lidar_task: Path,
+                                                               small_build: dict[str, Any]) -> None:
+    again = build_task(registry, "lidar_icp", tmp_path / "again", workers=1, **small_build).path
     assert _files(again) == _files(lidar_task)
     assert tree_digest(again) == tree_digest(lidar_task)
     other = build_task(registry, "lidar_icp", tmp_path / "other", seed=1, n_public=2, n_hidden=2, select="random").path
