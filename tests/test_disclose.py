@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -19,9 +20,11 @@ from recon.task import load_task
 
 
 @pytest.fixture(scope="module")
-def recipe_task(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry) -> Path:
+def recipe_task(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry,
+                small_build: dict[str, Any]) -> Path:
+    """The recipe variant of the same (small) build as `lidar_task`."""
     return build_task(session_registry, "lidar_icp", tmp_path_factory.mktemp("disclosed"), workers=2,
-                      disclose="recipe").path
+                      disclose="recipe", **small_build).path
 
 
 def _flat(text: str) -> str:
@@ -70,8 +73,9 @@ def test_the_disclosed_build_passes_the_audit_but_only_the_recipe_is_exempt(reci
     assert {"solution", "source"} <= kinds and "recipe" not in kinds
 
 
-def test_disclosed_builds_are_reproducible(recipe_task: Path, tmp_path: Path, session_registry: Registry) -> None:
-    again = build_task(session_registry, "lidar_icp", tmp_path, workers=1, disclose="recipe").path
+def test_disclosed_builds_are_reproducible(recipe_task: Path, tmp_path: Path, session_registry: Registry,
+                                          small_build: dict[str, Any]) -> None:
+    again = build_task(session_registry, "lidar_icp", tmp_path, workers=1, disclose="recipe", **small_build).path
     assert tree_digest(again) == tree_digest(recipe_task)
 
 
