@@ -119,3 +119,19 @@ def test_select_key_in_specs(boundary: Registry, tmp_path: Path) -> None:
     sel = select_scenarios(o, rnd, key)
     assert sel.strategy == "random" and sel.public == public_scenarios(o, rnd)
     assert sel.hidden == hidden_scenarios(o, rnd, key, sel.public)
+
+
+def test_every_choice_value_gets_a_published_scenario_while_slots_remain() -> None:
+    from recon.axes import Bool, Choice, Float
+    from recon.mutation.selection import cover_choices
+
+    axes = {"phase": Choice(["Si", "MgO", "ZnO"]), "flag": Bool(), "x": Float(0.0, 1.0)}
+    params = {0: {"phase": "Si", "flag": False, "x": 0.1}, 1: {"phase": "Si", "flag": True, "x": 0.9},
+              2: {"phase": "MgO", "flag": False, "x": 0.2}, 3: {"phase": "MgO", "flag": False, "x": 0.5},
+              4: {"phase": "ZnO", "flag": False, "x": 0.5}}
+    points = {c: {"x": p["x"], "phase": ["Si", "MgO", "ZnO"].index(p["phase"]) / 2} for c, p in params.items()}
+    out = cover_choices(axes, params, points, [0], list(params), total=5)
+    assert out[0] == 0 and {params[c]["phase"] for c in out} == {"Si", "MgO", "ZnO"}
+    assert {params[c]["flag"] for c in out} == {False, True}
+    assert 3 in out and 2 not in out   # of the MgO candidates, the one farthest from what was chosen
+    assert cover_choices(axes, params, points, [0], list(params), total=2) == [0, 1]   # flag first, then no slot

@@ -14,7 +14,8 @@ of the same kinds, by what they catch:
   chosen hidden set kills is also killed by a public scenario (no *hidden-only kills*:
   no behaviour is graded that no published scenario shows), then the remaining slots go
   to the candidates farthest from those already chosen (maximin over the unit cube of
-  the axes), keeping the published set spread over the axes. A mutant that no candidate
+  the axes), keeping the published set spread over the axes; first, while slots remain,
+  every value of every choice axis is given a published scenario. A mutant that no candidate
   of the pool kills gets one more pool of public candidates before it is reported as an
   unavoidable hidden-only kill. Independent programs a spec reveals (``reveal``) are
   treated like the mutants: they run on the chosen hidden set, its random draws, the
@@ -58,6 +59,7 @@ from .pool import prepare_workspace
 from .worker import CONTRACT
 
 __all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
+           "cover_choices",
            "HIDDEN_FACTOR", "PUBLIC_FACTOR"]
 
 HIDDEN_FACTOR = 4
@@ -68,7 +70,7 @@ PUBLIC_FACTOR = 3
 #: its own, so that mutants never use it up.
 SELECTION_BUDGET = 90.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 4
+SELECTION_ALGORITHM = 5
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
@@ -269,6 +271,32 @@ def maximin_fill(points: dict[int, dict[str, float]], chosen: list[int], candida
     return out
 
 
+def cover_choices(axes: dict[str, Axis], params: dict[int, dict[str, Any]], points: dict[int, dict[str, float]],
+                  chosen: list[int], candidates: list[int], total: int) -> list[int]:
+    """Add candidates until every value of every choice axis is published at least once
+    (while slots remain): a value no published scenario uses is a behaviour only hidden
+    scenarios and probes would show. Each addition is the candidate with that value
+    farthest from those already chosen."""
+    out = list(chosen)
+
+    def same(a: Any, b: Any) -> bool:
+        return type(a) is type(b) and a == b
+
+    for name, ax in sorted(axes.items()):
+        if not isinstance(ax, Choice):
+            continue
+        for v in ax.values:
+            if len(out) >= total:
+                return out
+            if any(same(params[c][name], v) for c in out):
+                continue
+            having = [c for c in candidates if c not in out and same(params[c][name], v)]
+            if having:
+                out.append(max(having, key=lambda c: (min((_distance(points[c], points[o]) for o in out), default=0.0),
+                                                      -candidates.index(c))))
+    return out
+
+
 def _at_edge(axes: dict[str, Axis], params: dict[str, Any]) -> bool:
     return any(not isinstance(ax, Seed) and params[a] in ax.edges() for a, ax in axes.items())
 
@@ -462,6 +490,8 @@ def stress_selection(
                 cands = [*cands, *F]
                 rows = cover_rows(cands)
                 chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
+        chosen_p = cover_choices(axes, {c: eng.cases[c].scenario.parameters for c in cands}, points, chosen_p,
+                                 list(cands), n_pub)
         chosen_p = maximin_fill(points, chosen_p, list(P[:pub_spec.n_public]), n_pub)  # spread: stratified ones
         killed_p = {m.id for m in must if eng.kills(m.id, chosen_p)}
         # verify exactly: a public scenario chosen for spread may kill more; unknown pairs run now
