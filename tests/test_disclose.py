@@ -89,7 +89,7 @@ def test_unknown_disclosures_are_refused(tmp_path: Path, session_registry: Regis
 
 def test_cli_builds_the_variant(tmp_path: Path) -> None:
     res = CliRunner().invoke(cli, ["build", "lidar_icp", "--disclose", "recipe", "--out", str(tmp_path), "-q",
-                                   "--public", "2", "--hidden", "1"])
+                                   "--public", "2", "--hidden", "1", "--select", "random"])
     assert res.exit_code == 0, res.output
     assert res.stdout.strip() == str(tmp_path / "lidar_icp__recipe")
     assert "## Recipe (disclosed)" in (tmp_path / "lidar_icp__recipe" / "instruction.md").read_text()
