@@ -6,7 +6,6 @@ reproducible (same oracle, spec, seed and build secret give identical bytes).
 from __future__ import annotations
 
 import dataclasses
-
 import importlib.metadata
 import importlib.util
 import os

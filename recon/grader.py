@@ -15,6 +15,7 @@ import hashlib
 import importlib
 import os
 import secrets
+import shutil
 import sys
 import tempfile
 import threading
@@ -178,14 +179,17 @@ def draw_probes(task: Task, oracle: Oracle, nonce: str, n: int, directory: Path,
         index = kept / "probes.json"
         if not index.is_file():
             tmp = Path(tempfile.mkdtemp(prefix=".draw-", dir=_private_dir(Path(cache))))
-            fresh = draw_probes(task, oracle, nonce, n, tmp / "probes")
-            canonjson.write(tmp / "probes" / "probes.json", [
-                {"id": g.id, "document": g.document, "truth": g.truth,
-                 "inputs": {k: os.path.relpath(v, tmp / "probes") for k, v in g.inputs.items()}} for g in fresh])
             try:
-                os.rename(tmp / "probes", kept)
-            except OSError:   # drawn meanwhile by another grading: theirs is the same
-                pass
+                fresh = draw_probes(task, oracle, nonce, n, tmp / "probes")
+                canonjson.write(tmp / "probes" / "probes.json", [
+                    {"id": g.id, "document": g.document, "truth": g.truth,
+                     "inputs": {k: os.path.relpath(v, tmp / "probes") for k, v in g.inputs.items()}} for g in fresh])
+                try:
+                    os.rename(tmp / "probes", kept)
+                except OSError:   # drawn meanwhile by another grading: theirs is the same
+                    pass
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         return [Graded(d["id"], d["document"], d["truth"], {k: kept / v for k, v in d["inputs"].items()}, "probe")
                 for d in canonjson.read(index)]
     drawn: list[Graded] = []

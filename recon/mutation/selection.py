@@ -167,7 +167,8 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
         return None
     ident = canonjson.dumps_compact({
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
-        "probes": spec.probes if reveal else None, "code": oracle.source_digest(), "key": key.hex(), "budget": budget, "algorithm": SELECTION_ALGORITHM,
+        "probes": spec.probes if reveal else None, "code": oracle.source_digest(), "key": key.hex(),
+        "budget": budget, "algorithm": SELECTION_ALGORITHM,
         "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
@@ -571,7 +572,6 @@ class _Revealer:
     def run(self, cases: Sequence[int], *, share: float = 0.5) -> None:
         """Every program on ``cases``, case by case (a budget that ends early leaves no
         program unseen), until ``share`` of the budget is spent."""
-        # case by case, every program on each: a budget that ends early leaves no program unseen
         self._run_pairs([(p, c) for c in cases for p in range(len(self.programs))], self._deadline(share))
 
     def _run_pairs(self, pairs: Sequence[tuple[int, int]], deadline: float | None) -> None:

@@ -276,7 +276,7 @@ def exposed_under(path: str, roots: tuple[str, ...]) -> bool:
                 st = os.lstat(cur)
             except OSError:
                 return False
-            if not _other_can_traverse(st) and (st.st_mode & 0o040000):
+            if stat.S_ISDIR(st.st_mode) and not _other_can_traverse(st):
                 return False
         return True
     return False
