@@ -27,7 +27,7 @@ from .grader import draw_probes, grade, graded_from, resolve_oracle, run_outcome
 from .mutation.pool import PreparedPool, evaluate_program, prepare_pool, prepare_workspace
 from .oracle import Oracle
 from .registry import Registry
-from .runtimes import Runtime, get_runtime
+from .runtimes import Runtime, SessionPool, get_runtime
 from .runtimes.snapshot import snapshot_workspace
 from .sweep import SweepSpec, pool_scenarios
 from .task import Task, load_task
@@ -229,7 +229,11 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
         for i, (label, program) in enumerate(programs):
             ws, _ = prepare_workspace(Path(program), root / f"program-{i}")
             snap = snapshot_workspace(ws, root / f"snap-{i}")
-            outcomes = run_outcomes(rt, snap.path, public + graded, t.limits, t.app_dir, fields, workers)
+            # warm sessions: the program's start and imports once per worker, not per run
+            # (what differs from a grading is speed only: a failure is confirmed cold)
+            with SessionPool(rt, snap.path, t.limits, app_dir=t.app_dir) as sessions:
+                outcomes = run_outcomes(rt, snap.path, public + graded, t.limits, t.app_dir, fields, workers,
+                                        sessions=sessions)
             audit = _program_audit(label, outcomes, fields, len(public))
             if audit.hidden_only:
                 if pool is None:

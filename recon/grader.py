@@ -31,7 +31,7 @@ from .errors import TaskError
 from .ladder import Ladder, load_ladder, score
 from .oracle import Oracle
 from .registry import Registry
-from .runtimes.base import Limits, RunResult, Runtime
+from .runtimes.base import Limits, RunResult, Runtime, SessionPool
 from .runtimes import get_runtime
 from .runtimes.snapshot import snapshot_workspace
 from .sweep import Scenario, SweepSpec, probe_scenarios, run_scenario
@@ -132,14 +132,19 @@ class RunBudget:
 
 def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,
                  fields: dict[str, dict[str, Any]], workers: int,
-                 progress: Callable[[int], None] | None = None, budget: RunBudget | None = None) -> list[Outcome]:
+                 progress: Callable[[int], None] | None = None, budget: RunBudget | None = None,
+                 sessions: SessionPool | None = None) -> list[Outcome]:
     """Run the submission in ``workspace`` (a snapshot) on each scenario of ``items``,
     ``workers`` at a time, and say for each whether it spoke the contract. With a
-    ``budget``, its rules decide each run's limit and whether it starts."""
+    ``budget``, its rules decide each run's limit and whether it starts. ``sessions``:
+    warm sessions of the same workspace, limits and app to run in instead (an author's
+    own programs audited at build or validate time, never a graded submission)."""
     def one(g: Graded) -> Outcome:
         lim = budget.next_limits() if budget is not None else limits
         if isinstance(lim, str):
             res = RunResult(exit_code=None, stdout=b"", stderr_tail="", seconds=0.0, rejected=lim)
+        elif sessions is not None:
+            res = sessions.run(dict(g.document), g.inputs)
         else:
             res = runtime.run(workspace, dict(g.document), g.inputs, lim, app_dir=app_dir)
             if budget is not None:

@@ -63,6 +63,18 @@ def chem_task(tmp_path_factory: pytest.TempPathFactory, session_registry: Regist
 
 
 @pytest.fixture(scope="session")
+def small_tasks(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry, lidar_task: Path,
+                chem_task: Path) -> dict[str, Path]:
+    """Every built-in as a small build (see SMALL_BUILD): for tests of the grader's checks,
+    which need a task of each kind, not the default scenario counts."""
+    from recon.build import build_task
+
+    out = tmp_path_factory.mktemp("acoustic")
+    acoustic = build_task(session_registry, "acoustic_beamforming", out, workers=2, **SMALL_BUILD).path  # type: ignore[arg-type]
+    return {"lidar_icp": lidar_task, "chem_smarts": chem_task, "acoustic_beamforming": acoustic}
+
+
+@pytest.fixture(scope="session")
 def builtin_dataset(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry) -> Path:
     """Every built-in task, built once per session as `recon build --all` builds them:
     one folder per task, dataset.json and Harbor's registry.json beside them."""

@@ -22,7 +22,7 @@ from typing import Any, Callable
 from .. import canonjson, compare
 from ..errors import UsageError
 from ..oracle import Oracle
-from ..runtimes.base import Limits, Runtime
+from ..runtimes.base import Limits, Runtime, SessionPool
 from ..sweep import Scenario, SweepSpec, pool_scenarios, run_scenarios
 
 __all__ = ["PreparedPool", "prepare_pool", "evaluate_program", "deviation", "FieldStats", "PoolReport",
@@ -214,7 +214,9 @@ def evaluate_program(pool: PreparedPool, workspace: Path, label: str, runtime: R
                      limits: Limits | None = None, workers: int | None = None, app_dir: Path | None = None,
                      progress: Callable[[int], None] | None = None) -> PoolReport:
     """Run the (untrusted) program in ``workspace`` on every scenario of ``pool`` through
-    ``runtime``, exactly as the grader runs it, and compare each field with the truth."""
+    ``runtime``, in the grader's sandbox and limits, and compare each field with the
+    truth. The runs share warm sessions (the program's start and imports once per worker:
+    :meth:`recon.runtimes.Runtime.session`); a failure is confirmed by a cold run."""
     oracle = pool.oracle
     workers = workers or os.cpu_count() or 1
     limits = limits or Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))
@@ -224,7 +226,7 @@ def evaluate_program(pool: PreparedPool, workspace: Path, label: str, runtime: R
 
     def one(sc: Scenario) -> tuple[Scenario, Any, str | None]:
         doc, inputs = pool.document(sc.id)
-        res = runtime.run(workspace, doc, inputs, limits, app_dir=app_dir)
+        res = sessions.run(doc, inputs)
         if progress:
             progress(1)
         why = res.failure()
@@ -237,7 +239,8 @@ def evaluate_program(pool: PreparedPool, workspace: Path, label: str, runtime: R
         return (sc, None, "; ".join(errs)) if errs else (sc, value, None)
 
     t1 = time.perf_counter()
-    with ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
+    with SessionPool(runtime, workspace, limits, app_dir=app_dir) as sessions, \
+            ThreadPoolExecutor(max_workers=max(1, workers)) as ex:
         results = list(ex.map(one, pool.scenarios))
     t_program = time.perf_counter() - t1
     for sc, value, why in results:

@@ -33,11 +33,13 @@ unless a mutant's run time sits at its time limit, and on a seeded search).
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import math
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
@@ -49,7 +51,7 @@ from ..axes import Axis, Choice, Float, Int, Seed
 from ..errors import ReconError, SpecError
 from ..oracle import Oracle
 from ..runtimes import get_runtime
-from ..runtimes.base import Limits, Runtime
+from ..runtimes.base import Limits, Runtime, SessionPool
 from ..runtimes.snapshot import tree_digest
 from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios,
                      pool_scenarios, probe_scenarios, public_scenarios, recon_home)
@@ -70,7 +72,7 @@ PUBLIC_FACTOR = 3
 #: its own, so that mutants never use it up.
 SELECTION_BUDGET = 90.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 5
+SELECTION_ALGORITHM = 6
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
@@ -355,9 +357,9 @@ def stress_selection(
     if oracle.reference is None:
         raise SpecError(f"select = \"stress\" needs the reference of {oracle.name!r} ({oracle.location})",
                         hint='add reference="reference.py" to @oracle(...), or use select = "random"')
-    t0 = time.perf_counter()
-    deadline = t0 + budget if budget else None
-    hidden_deadline = t0 + budget / 2 if budget else None   # the hidden set's share
+    t_start = time.perf_counter()
+    deadline: float | None = None   # set once the candidates are generated
+    hidden_deadline: float | None = None
 
     def left() -> float:
         return float("inf") if deadline is None else deadline - time.perf_counter()
@@ -380,12 +382,17 @@ def stress_selection(
     n_cand = max(hidden_factor * core, core + 4)
     drawn = hidden_scenarios(oracle, dataclasses.replace(spec, n_hidden=n_cand + n_hid - core), key, pub_pool)
     hid_pool, hid_random = drawn[:n_cand], drawn[n_cand:]
-    with Engine(oracle, workers=workers, log=say) as eng:
+    with Engine(oracle, workers=workers, log=say) as eng, contextlib.ExitStack() as stack:
         P = eng.add_scenarios(pub_pool, "public-candidates")
         H = eng.add_scenarios(hid_pool, "hidden-candidates")
         say(f"stress selection: {len(P)} public and {len(H)} hidden candidates of {oracle.name}")
         eng.generate()
         _reference_agrees(eng, oracle)
+        # The budget is for the mutant runs: the candidates' oracle runs are needed whatever
+        # it is, and on a loaded machine they must not eat the mutants' share.
+        t0 = time.perf_counter()
+        deadline = t0 + budget if budget else None
+        hidden_deadline = t0 + budget / 2 if budget else None   # the hidden set's share
         mutants = eng.make_mutants(max_per_line=max_per_line)
         if max_mutants is not None and len(mutants) > max_mutants:
             mutants = eng.mutants = subsample(mutants, max_mutants)  # deterministic: same sample every build
@@ -426,7 +433,7 @@ def stress_selection(
             f"{len(caught)}; covering them with public candidates")
         eng.evaluate([(m, P) for m in must], stop_after=easy, deadline=deadline)
         points = {c: unit_point(axes, eng.cases[c].scenario.parameters) for c in P}
-        shows = _Revealer(eng, reveal, runtime, workers, say, budget)
+        shows = stack.enter_context(contextlib.closing(_Revealer(eng, reveal, runtime, workers, say, budget)))
         # What the revealed programs must be shown failing: whatever the hidden set and a
         # grading's probes may catch. Both are keyed draws from the generator, so the
         # programs run on the chosen hidden scenarios, the set's random draws, the other
@@ -527,7 +534,7 @@ def stress_selection(
             "program_runs_not_made": shows.skipped,
             "budget": budget,
             "budget_reached": deadline is not None and time.perf_counter() >= deadline,
-            "seconds": round(time.perf_counter() - t0, 3),
+            "seconds": round(time.perf_counter() - t_start, 3),
         }
     return Selection(public, hidden, "stress", report)
 
@@ -563,6 +570,24 @@ class _Revealer:
         self.budget = budget
         self.start: float | None = None   # the first run
         self._ids: dict[tuple[str, str], int] = {}
+        self.limits = Limits(wall=float(eng.oracle.timeout), cpu=int(max(eng.oracle.timeout * 2, 10)))
+        # each program runs in warm sessions (one sandboxed interpreter per worker, forked
+        # per run): its start and imports are paid once, not on every run
+        self._pools: dict[int, SessionPool] = {}
+        self._lock = threading.Lock()
+
+    def _pool(self, p: int) -> SessionPool:
+        with self._lock:
+            if p not in self._pools:
+                self._pools[p] = SessionPool(self.runtime, Path(self.programs[p][1]), self.limits)  # type: ignore[arg-type]
+            return self._pools[p]
+
+    def close(self) -> None:
+        """Stop the programs' warm sessions."""
+        with self._lock:
+            pools, self._pools = self._pools, {}
+        for pool in pools.values():
+            pool.close()
 
     def _deadline(self, share: float) -> float | None:
         if self.start is None:
@@ -579,7 +604,6 @@ class _Revealer:
         if not todo or self.runtime is None:
             return
         fields = self.eng.fields
-        limits = Limits(wall=float(self.eng.oracle.timeout), cpu=int(max(self.eng.oracle.timeout * 2, 10)))
 
         def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str] | None]:
             p, c = item
@@ -590,7 +614,7 @@ class _Revealer:
                 return item, None   # not run: the revealing budget is spent
             doc = dict(case.document)
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
-            res = self.runtime.run(Path(self.programs[p][1]), doc, inputs, limits)  # type: ignore[union-attr]
+            res = self._pool(p).run(doc, inputs)
             value, why = (None, res.failure()) if res.failure() else compare.parse_stdout(res.stdout)
             if why is not None or value is None or compare.contract_errors(fields, value):
                 return item, set(fields)

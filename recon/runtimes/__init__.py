@@ -6,9 +6,9 @@ The concrete runtimes are imported only when picked, so naming the package stays
 from __future__ import annotations
 
 from ..errors import RuntimeUnavailable, UsageError
-from .base import Limits, RunResult, Runtime
+from .base import Limits, RunResult, Runtime, Session, SessionPool
 
-__all__ = ["Limits", "RunResult", "Runtime", "get_runtime", "pick_runtime_name", "RUNTIME_NAMES"]
+__all__ = ["Limits", "RunResult", "Runtime", "Session", "SessionPool", "get_runtime", "pick_runtime_name", "RUNTIME_NAMES"]
 
 RUNTIME_NAMES = ("auto", "local", "bwrap", "docker")
 

@@ -9,6 +9,7 @@
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import grp
@@ -430,16 +431,17 @@ class Started:
     started: float
 
 
-def launch(cfg: dict[str, Any], stdin_path: Path, *, extra_fds: tuple[int, ...] = ()) -> Started:
-    """Start ``python -I -S _launcher.py CONFIG`` in a new session."""
+def launch(cfg: dict[str, Any], stdin: Path | int, *, extra_fds: tuple[int, ...] = ()) -> Started:
+    """Start ``python -I -S _launcher.py CONFIG`` in a new session, its stdin a file's
+    path or an open descriptor (a pipe the caller writes to)."""
     status_r, status_w = os.pipe2(os.O_CLOEXEC)
     cfg = dict(cfg, status_fd=status_w)
     t0 = time.monotonic()
     try:
-        with open(stdin_path, "rb") as stdin:
+        with (open(stdin, "rb") if not isinstance(stdin, int) else contextlib.nullcontext(stdin)) as fd:
             proc = subprocess.Popen(
                 [sys.executable, "-I", "-S", "-B", LAUNCHER, json.dumps(cfg)],
-                stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                stdin=fd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                 pass_fds=(status_w, *extra_fds), start_new_session=True, env={}, cwd="/")
     except BaseException:
         os.close(status_r)

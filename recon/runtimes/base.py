@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 
-__all__ = ["Limits", "RunResult", "Runtime", "env_for_submission"]
+__all__ = ["Limits", "RunResult", "Runtime", "Session", "SessionPool", "env_for_submission", "preload_names"]
 
 
 @dataclass(frozen=True)
@@ -91,6 +91,15 @@ class Runtime(ABC):
         runtime can). Thread-safe: the grader calls it from several threads at once.
         """
 
+    def session(self, workspace: Path, limits: Limits, *, app_dir: Path | None = None) -> "Session":
+        """Many runs of one workspace, one at a time (close it, or use it as a context
+        manager). A runtime that can keeps one sandboxed interpreter with the workspace's
+        libraries imported and forks it for each run (see :mod:`recon.runtimes._warm`);
+        this one runs each cold, as :meth:`run` does. For the author's own programs run
+        many times at build time (``--reveal``), never for grading a submission: warm runs
+        share the interpreter's start, so a run could leave state for the next."""
+        return Session(self, workspace, limits, app_dir=app_dir)
+
     def warnings(self) -> list[str]:
         """Things the user should know about this runtime's isolation here."""
         return []
@@ -116,3 +125,95 @@ def env_for_submission(home: str) -> dict[str, str]:
         "TMPDIR": "/tmp",
         **({"OPENBLAS_CORETYPE": os.environ["OPENBLAS_CORETYPE"]} if "OPENBLAS_CORETYPE" in os.environ else {}),
     }
+
+
+class Session:
+    """Runs of one workspace under one set of limits (:meth:`Runtime.session`): this base
+    runs each cold through the runtime."""
+
+    warm = False
+
+    def __init__(self, runtime: Runtime, workspace: Path, limits: Limits, *, app_dir: Path | None = None) -> None:
+        self.runtime, self.workspace, self.limits, self.app_dir = runtime, Path(workspace), limits, app_dir
+
+    def run(self, scenario: dict[str, Any], inputs: dict[str, Path]) -> RunResult:
+        return self.runtime.run(self.workspace, scenario, inputs, self.limits, app_dir=self.app_dir)
+
+    def close(self) -> None:
+        """Release what the session holds."""
+
+    def __enter__(self) -> "Session":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class SessionPool:
+    """Sessions of one workspace, one per concurrent caller (thread-safe :meth:`run`). A
+    run that fails in a warm session (a crash, a time-out, an overflow) is run again cold
+    and the cold result stands: a program that cannot bear a forked start is judged as a
+    fresh process would be."""
+
+    def __init__(self, runtime: Runtime, workspace: Path, limits: Limits, *, app_dir: Path | None = None) -> None:
+        import threading  # noqa: PLC0415 - start-up: only pools need a lock
+
+        self.runtime, self.workspace, self.limits, self.app_dir = runtime, Path(workspace), limits, app_dir
+        self._lock = threading.Lock()
+        self._idle: list[Session] = []
+        self._all: list[Session] = []
+        self.confirmed = 0   # warm failures run again cold
+
+    def run(self, scenario: dict[str, Any], inputs: dict[str, Path]) -> RunResult:
+        with self._lock:
+            s = self._idle.pop() if self._idle else None
+        if s is None:
+            s = self.runtime.session(self.workspace, self.limits, app_dir=self.app_dir)
+            with self._lock:
+                self._all.append(s)
+        try:
+            res = s.run(scenario, inputs)
+        finally:
+            with self._lock:
+                self._idle.append(s)
+        if s.warm and res.failure() is not None:
+            with self._lock:
+                self.confirmed += 1
+            res = self.runtime.run(self.workspace, scenario, inputs, self.limits, app_dir=self.app_dir)
+        return res
+
+    def close(self) -> None:
+        with self._lock:
+            sessions, self._all, self._idle = self._all, [], []
+        for s in sessions:
+            s.close()
+
+    def __enter__(self) -> "SessionPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def preload_names(workspace: Path) -> list[str]:
+    """Top-level modules a workspace's Python files import that are not its own (what a
+    warm session imports once): ``import numpy as np`` and ``from scipy.spatial import
+    cKDTree`` give ``numpy`` and ``scipy.spatial``."""
+    import ast  # noqa: PLC0415 - start-up: only sessions need the parser
+
+    root = Path(workspace)
+    own = {p.stem for p in root.glob("*.py")} | {p.name for p in root.iterdir() if p.is_dir()}
+    names: dict[str, None] = {}
+    for path in sorted(root.rglob("*.py")):
+        try:
+            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
+        except (SyntaxError, ValueError, OSError):
+            continue
+        for node in ast.walk(tree):
+            mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
+                    else [node.module] if isinstance(node, ast.ImportFrom) and node.module and not node.level
+                    else [])
+            for m in mods:
+                if m.split(".")[0] not in own and m.split(".")[0] != "__future__":
+                    names[m] = None
+    return list(names)

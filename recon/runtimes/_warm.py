@@ -1,0 +1,210 @@
+"""A warm runner: one sandboxed interpreter that imports a program's libraries once and
+forks a fresh child for each run (``Runtime.session``).
+
+This file runs *inside* the sandbox as ``python -c SOURCE PRELOAD_JSON``; it uses the
+standard library only and never imports recon. The workspace to run sits read-only at
+``/src``; each run gets a fresh copy of it at ``/app/workspace`` (its cwd) and the
+scenario's inputs at ``/inputs``.
+
+Protocol, one JSON line each way on the interpreter's stdin and its original stdout
+(stray prints of the preloaded libraries go to stderr):
+
+* ready: ``{"ready": true, "preloaded": [...]}``
+* job: ``{"stdin": TEXT, "wall": S, "cpu": S, "memory": B, "fsize": B, "nproc": N, "stdout": B, "stderr_tail": C}``
+* reply: ``{"exit": CODE|null, "signal": N|null, "timed_out": B, "overflow": B, "seconds": S,
+  "stdout": BASE64, "stderr": TEXT}``
+"""
+import base64
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import sys
+import time
+
+SRC, WORK, JOB = "/src", "/app/workspace", "/tmp/.recon-job"
+
+
+def _preload(names: list) -> list:
+    done = []
+    for name in names:
+        try:
+            __import__(name)
+            done.append(name)
+        except BaseException:  # noqa: BLE001 - a module that fails here is imported by the run itself
+            pass
+    return done
+
+
+def _fresh_workspace() -> None:
+    for e in os.listdir(WORK):
+        p = os.path.join(WORK, e)
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+    for e in os.listdir(SRC):
+        s, d = os.path.join(SRC, e), os.path.join(WORK, e)
+        if os.path.islink(s):
+            os.symlink(os.readlink(s), d)
+        elif os.path.isdir(s):
+            shutil.copytree(s, d, symlinks=True)
+        else:
+            shutil.copyfile(s, d)
+            shutil.copymode(s, d)
+
+
+def _after_run(keep: set) -> None:
+    """Leave nothing of a run for the next: every process of the sandbox but its init and
+    this interpreter is killed (a daemon that left the run's process group too), and
+    /tmp holds only the job folder again."""
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) not in keep:
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+    for e in os.listdir("/tmp"):
+        p = os.path.join("/tmp", e)
+        if p == JOB:
+            continue
+        if os.path.isdir(p) and not os.path.islink(p):
+            shutil.rmtree(p, ignore_errors=True)
+        else:
+            try:
+                os.unlink(p)
+            except OSError:
+                pass
+
+
+def _child(job: dict) -> None:
+    os.setsid()
+    fd = os.open(JOB + "/stdin", os.O_RDONLY)
+    os.dup2(fd, 0)
+    os.dup2(os.open(JOB + "/stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
+    os.dup2(os.open(JOB + "/stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+    os.closerange(3, 1 << 16)   # the protocol's pipes among them: a run cannot answer for another
+    for res, value in ((resource.RLIMIT_CPU, (job["cpu"], job["cpu"] + 1)),
+                       (resource.RLIMIT_AS, (job["memory"], job["memory"])),
+                       (resource.RLIMIT_FSIZE, (job["fsize"], job["fsize"]))):
+        try:
+            resource.setrlimit(res, value)
+        except (ValueError, OSError):
+            pass
+    os.chdir(WORK)
+    sys.stdin = open(0, "r", encoding="utf-8", closefd=False)
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)
+    sys.stderr = open(2, "w", encoding="utf-8", closefd=False)
+    # a fresh process draws fresh seeds: so does each fork (unseeded randomness differs per run)
+    import random
+    random.seed()
+    if "numpy.random" in sys.modules:
+        try:
+            sys.modules["numpy.random"].seed()
+        except BaseException:  # noqa: BLE001
+            pass
+    sys.argv = ["reconstruct.py"]
+    sys.path[0] = WORK
+    code = 0
+    try:
+        import runpy
+        runpy.run_path("reconstruct.py", run_name="__main__")
+    except SystemExit as e:
+        if e.code is None:
+            code = 0
+        elif isinstance(e.code, int):
+            code = e.code & 0xFF
+        else:
+            print(e.code, file=sys.stderr)
+            code = 1
+    except BaseException:  # noqa: BLE001 - what python3 reconstruct.py would print and exit 1 for
+        import traceback
+        traceback.print_exc()
+        code = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BaseException:  # noqa: BLE001
+        code = code or 120
+    os._exit(code)
+
+
+def _wait(pid: int, wall: float) -> tuple:
+    """(status, timed_out, seconds); kills the child's process group when it ends or times out."""
+    t0 = time.monotonic()
+    deadline = t0 + wall
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    timed_out = False
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            timed_out = True
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                pass
+            _, status = os.waitpid(pid, 0)
+            break
+        if pidfd is not None:
+            select.select([pidfd], [], [], min(left, 1.0))
+        else:
+            time.sleep(min(left, 0.005))
+    seconds = time.monotonic() - t0
+    if pidfd is not None:
+        os.close(pidfd)
+    try:
+        os.killpg(pid, signal.SIGKILL)   # whatever the run left behind
+    except OSError:
+        pass
+    return status, timed_out, seconds
+
+
+def main() -> None:
+    names = json.loads(sys.argv[1]) if len(sys.argv) > 1 else []
+    proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    preloaded = _preload(names)
+    os.makedirs(JOB, mode=0o700, exist_ok=True)
+    proto.write(json.dumps({"ready": True, "preloaded": preloaded}) + "\n")
+    proto.flush()
+    for line in sys.stdin:
+        job = json.loads(line)
+        _fresh_workspace()
+        with open(JOB + "/stdin", "w", encoding="utf-8") as f:
+            f.write(job["stdin"])
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _child(job)
+            finally:
+                os._exit(121)
+        status, timed_out, seconds = _wait(pid, float(job["wall"]))
+        _after_run({1, os.getpid()})
+        with open(JOB + "/stdout", "rb") as f:
+            out = f.read(int(job["stdout"]) + 1)
+        with open(JOB + "/stderr", "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 4 * int(job["stderr_tail"])))
+            err = f.read().decode("utf-8", "replace")[-int(job["stderr_tail"]):]
+        overflow = len(out) > int(job["stdout"])
+        reply = {"exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else None,
+                 "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
+                 "timed_out": timed_out, "overflow": overflow, "seconds": seconds,
+                 "stdout": base64.b64encode(out[:int(job["stdout"])]).decode("ascii"), "stderr": err}
+        proto.write(json.dumps(reply) + "\n")
+        proto.flush()
+
+
+if __name__ == "__main__":
+    main()
