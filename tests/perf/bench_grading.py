@@ -163,3 +163,32 @@ def test_grading_wall_for_a_one_second_program(tmp_path: Path, runtime: str, rec
     bare = statistics.fmean(bare_run(ws / "reconstruct.py", sd).seconds for sd in load_task(task).public()[:3])
     record(f"grading wall / (runs x bare run), 1 s program [{runtime}]", wall / (g["runs"] * bare), "<= 0.6",
            detail=f"{wall:.1f} s for {g['runs']} runs of {bare:.2f} s")
+
+
+@pytest.mark.skipif(not _bwrap_ok(), reason="bubblewrap unusable here")
+def test_warm_session_runs_vs_cold(lidar_task: Path, record: Callable[..., None]) -> None:
+    """An author's program run many times (a baseline, as `--reveal`, the fairness audit and
+    `recon pool` run it): warm session runs / cold sandboxed runs of the same program on the
+    same scenarios, one at a time. The warm session's start (its imports) is counted."""
+    from recon.grader import graded_from
+    from recon.runtimes import SessionPool
+    from recon.runtimes.bwrap import BwrapRuntime
+
+    task = load_task(lidar_task)
+    program = Path(__file__).resolve().parents[2] / "artifacts" / "lidar_icp" / "baselines" / "expert"
+    items = [g for pair in graded_from(task) for g in pair]
+    rt = BwrapRuntime()
+    try:
+        rt.run(program, dict(items[0].document), items[0].inputs, task.limits)  # page cache, .pyc files
+        t0 = time.perf_counter()
+        cold = [rt.run(program, dict(g.document), g.inputs, task.limits) for g in items]
+        t_cold = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        with SessionPool(rt, program, task.limits) as pool:
+            warm = [pool.run(dict(g.document), g.inputs) for g in items]
+        t_warm = time.perf_counter() - t0
+    finally:
+        rt.close()
+    assert [r.stdout for r in warm] == [r.stdout for r in cold]
+    record("warm session runs / cold runs (lidar baseline)", t_warm / t_cold, "<= 0.5",
+           detail=f"{len(items)} runs: {t_warm:.1f} s warm (start included) vs {t_cold:.1f} s cold")
