@@ -75,6 +75,10 @@ def test_built_task_validates(built: Path) -> None:
     assert len(rows) >= 7 and all(r.startswith("ok ") for r in rows), proc.stdout
     assert any(r.split()[1] == "fairness" for r in rows), proc.stdout
     assert proc.stdout.rstrip().endswith("is valid")  # the verdict is on stdout, even with -q
+    # both baselines are graded and earn partial credit without reaching 1.0
+    baselines = {r.split()[2]: float(r.split()[5]) for r in rows if r.split()[1] == "baseline"}
+    assert set(baselines) == {"linear_superposition", "textbook_ode"}, proc.stdout
+    assert all(0.5 < r < 1.0 for r in baselines.values()), baselines
 
 
 def test_the_instruction_says_what_and_keeps_the_recipe(built: Path) -> None:
@@ -83,11 +87,3 @@ def test_the_instruction_says_what_and_keeps_the_recipe(built: Path) -> None:
     # The model's equations, the solver and the tie-breaks stay private.
     for private in ("Michaelis-Menten", "DOP853", "earliest of equal maxima", "Tolerances, and why"):
         assert private not in text
-
-
-def test_the_baseline_stays_below_one(built: Path) -> None:
-    proc = recon("stats", str(built), "--no-run", "--baselines", "--runtime", "local", "--json", cwd=built.parent)
-    assert proc.returncode == 0, proc.stderr
-    rows = {r["name"]: r["reward"] for r in json.loads(proc.stdout)["baselines"]}
-    assert set(rows) == {"linear_superposition", "textbook_ode"}
-    assert all(0.5 < r < 1.0 for r in rows.values()), rows
