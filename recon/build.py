@@ -257,9 +257,13 @@ def build_task(
     public, hidden = sel.public, sel.hidden
     rep = sel.report or {}
     if log is not None and (rep.get("unrevealed") or rep.get("program_runs_not_made")):
+        undone = int(rep.get("program_runs_not_made") or 0)
+        names = ", ".join(rep.get("unrevealed") or [])
         log(f"warning: the published scenarios do not show {len(rep.get('unrevealed') or [])} failure(s) of the "
-            f"revealed programs ({rep.get('program_runs_not_made', 0)} of their runs left undone by the budget); "
-            "recon validate's fairness row will say which (a larger --select-budget, or 0 for none, runs them all)")
+            f"revealed programs{f' ({names})' if names else ''}; "
+            + (f"{undone} of their runs were left undone by the budget (a larger --select-budget, or 0 for none, "
+               "runs them all)" if undone else
+               "no published candidate shows them (more public scenarios, --public N, leave the cover more room)"))
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
     verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.dependencies])))
     limits = Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))

@@ -599,6 +599,8 @@ class _Revealer:
     def run(self, cases: Sequence[int], *, share: float = 0.5) -> None:
         """Every program on ``cases``, case by case (a budget that ends early leaves no
         program unseen), until ``share`` of the budget is spent."""
+        if self.programs:
+            self.say(f"stress selection: {len(self.programs)} program(s) to reveal, on {len(cases)} scenarios")
         self._run_pairs([(p, c) for c in cases for p in range(len(self.programs))], self._deadline(share))
 
     def _run_pairs(self, pairs: Sequence[tuple[int, int]], deadline: float | None) -> None:
@@ -622,7 +624,6 @@ class _Revealer:
                 return item, set(fields)
             return item, {n for n, sp in fields.items() if not compare.within(sp, value[n], case.truth[n])}
 
-        self.say(f"stress selection: {len(self.programs)} program(s) to reveal, {len(todo)} runs")
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
             for key, bad in pool.map(one, todo):
                 if bad is None:
