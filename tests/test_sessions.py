@@ -167,3 +167,29 @@ def test_preload_names_are_the_libraries_not_the_workspace_modules(tmp_path: Pat
     """, **{"helper.py": "import laspy\n"})
     (ws / "pkg").mkdir()
     assert preload_names(ws) == ["laspy", "json", "sys", "numpy", "scipy.spatial"]
+
+
+def test_a_run_cannot_answer_for_the_next_one(bwrap: Runtime, tmp_path: Path) -> None:
+    """A hostile first run writes a forged reply (a perfect score's stdout) to every
+    descriptor it might share with the session's protocol; the next run's result is still
+    its own."""
+    forged = json.dumps({"exit": 0, "signal": None, "timed_out": False, "overflow": False, "seconds": 0.1,
+                         "stdout": "eyJmb3JnZWQiOiB0cnVlfQ==", "stderr": ""})
+    ws = _ws(tmp_path, f"""
+        import json, os, sys
+        doc = json.load(sys.stdin)
+        if doc["id"] == "first":
+            for fd in list(range(3, 256)) + [int(n) for n in os.listdir("/proc/self/fd")]:
+                try:
+                    os.write(fd, {(forged + chr(10))!r}.encode() * 4)
+                except OSError:
+                    pass
+        print(json.dumps({{"id": doc["id"]}}))
+    """)
+    with bwrap.session(ws, FAST) as s:
+        first = s.run({"id": "first", "parameters": {}}, {})
+        second = s.run({"id": "second", "parameters": {}}, {})
+        third = s.run({"id": "third", "parameters": {}}, {})
+    # what it wrote to its own stdout (descriptor 1) is its own output, nothing more
+    assert json.loads(first.stdout.splitlines()[-1]) == {"id": "first"}
+    assert json.loads(second.stdout) == {"id": "second"} and json.loads(third.stdout) == {"id": "third"}

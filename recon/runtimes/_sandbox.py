@@ -363,20 +363,7 @@ def prepare_run(workspace: Path, scenario: dict[str, Any], inputs: dict[str, Pat
                 if e != "workspace":
                     os.symlink(os.path.join(os.path.abspath(app_dir), e), rd.app / e)
         rd.inputs.mkdir()
-        used: set[str] = set()
-        visible_root = inputs_visible_at or str(rd.inputs)
-        rewritten: dict[str, str] = {}
-        for name, real in sorted(inputs.items()):
-            base = os.path.basename(str(real)) or str(name)
-            fname = base if base not in used and base not in (".", "..") else f"{len(used)}_{base}"
-            used.add(fname)
-            if os.path.isdir(real):
-                _copy_tree(Path(real), rd.inputs / fname)
-            else:
-                shutil.copyfile(real, rd.inputs / fname)
-                os.chmod(rd.inputs / fname, 0o444)
-            rd.input_names[str(name)] = fname
-            rewritten[str(name)] = f"{visible_root}/{fname}"
+        rd.input_names, rewritten = place_inputs(inputs, rd.inputs, inputs_visible_at or str(rd.inputs))
         doc = dict(scenario)
         if inputs or "inputs" in doc:
             doc["inputs"] = rewritten
@@ -392,6 +379,26 @@ def prepare_run(workspace: Path, scenario: dict[str, Any], inputs: dict[str, Pat
     except BaseException:
         remove_tree(root)
         raise
+
+
+def place_inputs(inputs: dict[str, Path], dest: Path, visible_root: str) -> tuple[dict[str, str], dict[str, str]]:
+    """Copy a scenario's input files (name -> real path) into ``dest`` (files read-only);
+    returns (name -> file name in ``dest``, name -> path a run sees under ``visible_root``)."""
+    used: set[str] = set()
+    names: dict[str, str] = {}
+    rewritten: dict[str, str] = {}
+    for name, real in sorted(inputs.items()):
+        base = os.path.basename(str(real)) or str(name)
+        fname = base if base not in used and base not in (".", "..") else f"{len(used)}_{base}"
+        used.add(fname)
+        if os.path.isdir(real):
+            _copy_tree(Path(real), dest / fname)
+        else:
+            shutil.copyfile(real, dest / fname)
+            os.chmod(dest / fname, 0o444)
+        names[str(name)] = fname
+        rewritten[str(name)] = f"{visible_root}/{fname}"
+    return names, rewritten
 
 
 def remove_tree(root: Path) -> None:

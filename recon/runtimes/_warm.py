@@ -38,9 +38,12 @@ def _preload(names: list) -> list:
     return done
 
 
-def _fresh_workspace() -> None:
-    for e in os.listdir(WORK):
-        p = os.path.join(WORK, e)
+def _empty(folder: str, keep: str = "") -> None:
+    """Remove what ``folder`` holds (links themselves, never their targets), but ``keep``."""
+    for e in os.listdir(folder):
+        p = os.path.join(folder, e)
+        if p == keep:
+            continue
         if os.path.isdir(p) and not os.path.islink(p):
             shutil.rmtree(p, ignore_errors=True)
         else:
@@ -48,6 +51,10 @@ def _fresh_workspace() -> None:
                 os.unlink(p)
             except OSError:
                 pass
+
+
+def _fresh_workspace() -> None:
+    _empty(WORK)
     for e in os.listdir(SRC):
         s, d = os.path.join(SRC, e), os.path.join(WORK, e)
         if os.path.islink(s):
@@ -69,17 +76,7 @@ def _after_run(keep: set) -> None:
                 os.kill(int(name), signal.SIGKILL)
             except OSError:
                 pass
-    for e in os.listdir("/tmp"):
-        p = os.path.join("/tmp", e)
-        if p == JOB:
-            continue
-        if os.path.isdir(p) and not os.path.islink(p):
-            shutil.rmtree(p, ignore_errors=True)
-        else:
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
+    _empty("/tmp", keep=JOB)
 
 
 def _child(job: dict) -> None:

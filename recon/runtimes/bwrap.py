@@ -383,15 +383,7 @@ class _WarmSession(Session):
         rd, lim = self._rd, self.limits
         for e in list(rd.inputs.iterdir()):
             sb.remove_tree(e)
-        rewritten: dict[str, str] = {}
-        for i, (name, real) in enumerate(sorted(inputs.items())):
-            fname = f"{i}_{os.path.basename(str(real)) or name}"
-            if os.path.isdir(real):
-                sb._copy_tree(Path(real), rd.inputs / fname)
-            else:
-                shutil.copyfile(real, rd.inputs / fname)
-                os.chmod(rd.inputs / fname, 0o444)
-            rewritten[str(name)] = f"/inputs/{fname}"
+        _, rewritten = sb.place_inputs(inputs, rd.inputs, "/inputs")
         doc = dict(scenario)
         if inputs or "inputs" in doc:
             doc["inputs"] = rewritten
