@@ -59,7 +59,7 @@ class BaselineRow:
 def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, runtime: str | Runtime = "auto",
                     registry: Registry | None = None, nonce: str | None = "baselines",
                     report: Callable[[BaselineRow], None] | None = None,
-                    probe_cache: Path | None = None) -> list[BaselineRow]:
+                    probe_cache: Path | None = None, warm: bool = True) -> list[BaselineRow]:
     """Grade every baseline of ``oracle`` (default: the oracle ``task`` was built from)
     on the built ``task``, each in a fresh copy of the agent's ``app/``, with the task's
     grader on ``runtime``. Returns one row per baseline, in name order; none when the
@@ -67,6 +67,8 @@ def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, ru
 
     ``nonce`` fixes the probes drawn, so the rows are reproducible (None: fresh probes);
     they are drawn once for all baselines (in ``probe_cache``, or a folder of their own).
+    ``warm``: run them in warm sessions (the author's programs: their imports paid once
+    per worker, a run that fails warm run again cold).
     """
     t = task if isinstance(task, Task) else load_task(task)
     if t.app_dir is None:
@@ -90,7 +92,7 @@ def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, ru
             # The baseline's folder becomes the workspace's content, beside the starter README.
             shutil.copytree(b.path, app / "workspace", dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED))
             g = grade(t, app / "workspace", runtime=rt, registry=registry, nonce=nonce,
-                      workspace_label=f"baseline {b.name}",
+                      workspace_label=f"baseline {b.name}", warm=warm,
                       probe_cache=(probe_cache or Path(tmpd) / "probes") if nonce is not None else None)
             failing = [c for r in g["rungs"] for c in r["checks"] if not c["passed"]][:1]
             detail = "every check passes" if not failing else f"{failing[0]['id']}: {failing[0]['reason']}"

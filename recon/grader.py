@@ -10,6 +10,7 @@ reward.json and grading.json.
 """
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import hashlib
 import importlib
@@ -138,13 +139,15 @@ def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits:
     ``workers`` at a time, and say for each whether it spoke the contract. With a
     ``budget``, its rules decide each run's limit and whether it starts. ``sessions``:
     warm sessions of the same workspace, limits and app to run in instead (an author's
-    own programs audited at build or validate time, never a graded submission)."""
+    own programs at build or validate time, never a submission under test)."""
     def one(g: Graded) -> Outcome:
         lim = budget.next_limits() if budget is not None else limits
         if isinstance(lim, str):
             res = RunResult(exit_code=None, stdout=b"", stderr_tail="", seconds=0.0, rejected=lim)
         elif sessions is not None:
             res = sessions.run(dict(g.document), g.inputs)
+            if budget is not None:
+                budget.record(res)
         else:
             res = runtime.run(workspace, dict(g.document), g.inputs, lim, app_dir=app_dir)
             if budget is not None:
@@ -231,10 +234,14 @@ def grade(
     workers: int | None = None,
     progress: Callable[[int], None] | None = None,
     probe_cache: Path | None = None,
+    warm: bool = False,
 ) -> dict[str, Any]:
     """Grade ``workspace`` on ``task``; returns the grading document. ``probe_cache``: a
     private folder that keeps the probes drawn for a nonce across gradings (see
-    :func:`draw_probes`)."""
+    :func:`draw_probes`). ``warm``: run in warm sessions (:class:`SessionPool`: the
+    interpreter and its imports paid once per worker, a run that fails warm run again
+    cold) -- for an author's own programs that validate and ``stats`` grade (the
+    reference, the generated controls, the baselines), never for a submission under test."""
     t_start = time.perf_counter()
     if not isinstance(task, Task):
         task = load_task(task)
@@ -261,15 +268,17 @@ def grade(
     timing = {"runs": 0, "runs_wall": 0.0, "probe_oracle": 0.0}
 
     try:
-        with tempfile.TemporaryDirectory(prefix="recon-grade-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="recon-grade-") as tmp, contextlib.ExitStack() as stack:
             # One race-free, capped copy of the workspace before anything looks at it:
             # every check and every run sees this snapshot, never the live workspace.
             snap = snapshot_workspace(workspace, Path(tmp) / "workspace")
             budget = RunBudget(limits, len(public) + len(hidden) + n_probes)
+            sessions = stack.enter_context(SessionPool(rt, snap.path, limits, app_dir=task.app_dir)) if warm else None
 
             def run(items: list[Graded]) -> list[Outcome]:
                 t0 = time.perf_counter()
-                res = run_outcomes(rt, snap.path, items, limits, task.app_dir, fields, workers, progress, budget)
+                res = run_outcomes(rt, snap.path, items, limits, task.app_dir, fields, workers, progress, budget,
+                                   sessions)
                 timing["runs_wall"] += time.perf_counter() - t0
                 timing["runs"] += len(res)
                 return res
@@ -333,7 +342,7 @@ def grade(
                                "skipped": len(snap.skipped), "skipped_paths": snap.skipped[:MAX_SKIPPED_LISTED]},
         "graded_at": _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat(),
         "timings": {"total": round(time.perf_counter() - t_start, 3), "runs_wall": round(timing["runs_wall"], 3),
-                    "probe_oracle": round(timing["probe_oracle"], 3),
+                    "probe_oracle": round(timing["probe_oracle"], 3), "warm": warm,
                     "run_seconds": round(sum(c.get("seconds", 0.0) for r in rungs_out for c in r["checks"]), 3)},
     })
 

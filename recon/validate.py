@@ -434,24 +434,26 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
         tmp = Path(tmpd)
         probes = tmp / "probes"
 
-        def graded(label: str, ws: Path) -> dict[str, Any]:
+        def graded(label: str, ws: Path, *, warm: bool = True) -> dict[str, Any]:
             return grade(task, ws, runtime=rt, registry=reg, workspace_label=label, workers=workers, nonce=nonce,
-                         probe_cache=probes)
+                         probe_cache=probes, warm=warm)
 
-        # 1. the reference solution, installed by solve.sh
+        # 1. the reference solution, installed by solve.sh, graded cold as the verifier
+        # grades it (the generated controls and the baselines below run in warm sessions:
+        # what they show does not depend on start-up time)
         app = fresh_app(tmp / "reference")
         try:
             install_solution(task, app)
         except TaskError as exc:
             add(ValidationRow("reference", "= 1.0", None, False, f"solve.sh failed: {exc.message}"))
         else:
-            g = graded("reference", app / "workspace")
+            g = graded("reference", app / "workspace", warm=False)
             bad = [c for r in g["rungs"] for c in r["checks"] if not c["passed"]][:1]
             add(ValidationRow("reference", "= 1.0", g["reward"], g["reward"] == 1.0,
                               "all rungs pass" if not bad else f"{bad[0]['id']}: {bad[0]['reason']}"))
         # 2. the untouched workspace
         app = fresh_app(tmp / "untouched")
-        g = graded("untouched", app / "workspace")
+        g = graded("untouched", app / "workspace", warm=False)
         add(ValidationRow("untouched workspace", "= 0", g["reward"], g["reward"] == 0.0, f"rung {g['rung']['index']}"))
         # 3. generated submissions: cheats that must stay below 5/6, and the reference
         # with one field past its tolerance (below 1.0)

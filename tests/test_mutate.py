@@ -19,7 +19,7 @@ from recon import Registry
 from recon.errors import UsageError, ValidationFailed
 from recon.mutation.worker import CONTRACT, SURVIVED, VALUE
 from recon.mutation.operators import OPERATORS, generate_mutants, instrument, weak_helper, WEAK_HELPER
-from recon.mutation import Engine, mutation_analysis, mutation_score
+from recon.mutation import Engine, auto_nonces, mutation_analysis, mutation_score
 
 REFERENCE = '''\
 """Reference of the boundary_demo test oracle (standard library only)."""
@@ -418,3 +418,11 @@ def test_mutation_score_hook_on_a_built_task(boundary: Registry, tmp_path: Path)
                             max_mutants=15, workers=2)
     assert strict.score == report.score  # same task, same pool: the same analysis
     assert strict.passed == (not strict.survivors)
+    # by default the probe draws are as many as keep the probes near 80 scenarios, 2 to 5
+    auto = mutation_score(built.path, registry=boundary, pool_size=0, search_examples=0, max_mutants=5, workers=2)
+    probes = auto.scenarios["probes"]
+    assert len(auto.scenarios["nonces"]) == auto_nonces(probes) == (5 if probes <= 16 else max(2, -(-80 // probes)))
+
+
+def test_probe_draws_shrink_as_probes_grow() -> None:
+    assert [auto_nonces(p) for p in (0, 1, 3, 16, 17, 20, 27, 40, 80, 200)] == [1, 5, 5, 5, 5, 4, 3, 2, 2, 2]

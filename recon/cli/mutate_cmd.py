@@ -16,7 +16,8 @@ from ._common import info, load_registry, plugin_option, quiet_option, sweep_opt
               help="Generated scenarios a mutant must survive to count as equivalent (default 200).")
 @click.option("--pool-seed", type=click.IntRange(min=0), default=0, show_default=True, help="Seed of the pool.")
 @click.option("--nonces", type=click.IntRange(0, 100), default=None,
-              help="Probe draws that hidden + probes is averaged over (default 5).")
+              help="Probe draws that hidden + probes is averaged over (default: 2 to 5, as many as keep the "
+                   "probes within about 80 scenarios).")
 @click.option("--probes", type=click.IntRange(0, 100), help="Probes per grading (default: the task's, 3).")
 @click.option("--search", "search_examples", type=click.IntRange(min=0), default=None,
               help="Targeted-search examples per survivor of the pool (default 40; 0: no search).")
@@ -73,7 +74,7 @@ def mutate_cmd(target: str, pool_size: int | None, pool_seed: int, nonces: int |
         target, registry=registry, spec_path=spec_path, secret=secret, select=select, n_public=n_public,
         n_hidden=n_hidden, seed=seed,
         pool_size=mutate.DEFAULT_POOL if pool_size is None else pool_size, pool_seed=pool_seed,
-        nonces=mutate.DEFAULT_NONCES if nonces is None else nonces, probes=probes,
+        nonces=nonces, probes=probes,
         search_examples=mutate.DEFAULT_SEARCH if search_examples is None else search_examples,
         max_per_line=mutate.DEFAULT_MAX_PER_LINE if max_per_line is None else (max_per_line or None),
         max_mutants=mutate.DEFAULT_MAX_MUTANTS if max_mutants is None else (max_mutants or None),

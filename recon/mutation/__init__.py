@@ -15,7 +15,7 @@ from __future__ import annotations
 from .analysis import (MutantResult, MutationReport, Target, compare_selections, mutation_analysis, mutation_score,
                        resolve_target)
 from .engine import (DEFAULT_BUDGET, DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_NONCES, DEFAULT_POOL,
-                     DEFAULT_SEARCH, DEFAULT_THRESHOLD, DEFAULT_VALIDATE_POOL, Engine)
+                     DEFAULT_SEARCH, DEFAULT_THRESHOLD, DEFAULT_VALIDATE_POOL, Engine, auto_nonces)
 from .operators import OPERATORS
 from .pool import PoolReport, run_program_on_pool
 from .selection import select_scenarios, stress_selection
@@ -23,4 +23,5 @@ from .selection import select_scenarios, stress_selection
 __all__ = ["Engine", "MutantResult", "MutationReport", "Target", "compare_selections", "mutation_analysis",
            "mutation_score", "resolve_target", "select_scenarios", "stress_selection", "run_program_on_pool",
            "PoolReport", "OPERATORS", "DEFAULT_BUDGET", "DEFAULT_MAX_MUTANTS", "DEFAULT_MAX_PER_LINE",
-           "DEFAULT_NONCES", "DEFAULT_POOL", "DEFAULT_SEARCH", "DEFAULT_THRESHOLD", "DEFAULT_VALIDATE_POOL"]
+           "DEFAULT_NONCES", "DEFAULT_POOL", "DEFAULT_SEARCH", "DEFAULT_THRESHOLD", "DEFAULT_VALIDATE_POOL",
+           "auto_nonces"]

@@ -17,8 +17,9 @@ mutant in long-lived workers (:mod:`recon.mutation.worker`) until its first kill
 scenario group, and before calling a survivor of the whole pool *equivalent* searches
 for a scenario that kills it with hypothesis, steered by the mutant's deviation from
 the truth in units of the tolerance. Probes are drawn at grading time from a nonce, so
-"hidden + probes" is estimated over ``nonces`` fixed nonces: the score is the mean over
-the nonces, and the minimum is reported too.
+"hidden + probes" is estimated over ``nonces`` fixed nonces (by default as many as keep
+the probes within about 80 scenarios, between 2 and 5: :func:`~recon.mutation.engine.auto_nonces`):
+the score is the mean over the nonces, and the minimum is reported too.
 
 Runs that cannot change anything are skipped (see :mod:`recon.mutation.operators`): a mutant on
 lines a scenario never executes, an operator swap whose site never yields a different
@@ -44,8 +45,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import canonjson
-from .engine import (DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_NONCES, DEFAULT_POOL, DEFAULT_SEARCH,
-                     DEFAULT_THRESHOLD, DEFAULT_VALIDATE_POOL, MIN_TIMEOUT, TIMEOUT_FACTOR, Engine)
+from .engine import (DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_POOL, DEFAULT_SEARCH,
+                     DEFAULT_THRESHOLD, DEFAULT_VALIDATE_POOL, MIN_TIMEOUT, TIMEOUT_FACTOR, Engine, auto_nonces)
 from .operators import Mutant, subsample
 from .selection import select_scenarios
 from .worker import CONTRACT, VALUE
@@ -385,7 +386,7 @@ def mutation_analysis(
     seed: int | None = None,
     pool_size: int = DEFAULT_POOL,
     pool_seed: int = 0,
-    nonces: int = DEFAULT_NONCES,
+    nonces: int | None = None,
     probes: int | None = None,
     search_examples: int = DEFAULT_SEARCH,
     max_per_line: int | None = DEFAULT_MAX_PER_LINE,
@@ -402,7 +403,8 @@ def mutation_analysis(
     ``target``: an oracle name, an :class:`Oracle`, a built task directory or a loaded
     task. ``pool_size`` generated scenarios (``pool_seed``) decide equivalence together
     with ``search_examples`` hypothesis examples per survivor (0: no search). ``nonces``
-    probe draws of ``probes`` probes each estimate hidden + probes. ``max_per_line``
+    probe draws of ``probes`` probes each estimate hidden + probes (None: as many as
+    :func:`~recon.mutation.engine.auto_nonces` gives for the task's probe count). ``max_per_line``
     caps mutants per source line; ``max_mutants`` keeps a deterministic sample.
     ``budget``: seconds after which the pool and the search stop (the mutants still
     alive are reported undecided); None runs them to the end.
@@ -426,7 +428,7 @@ def compare_selections(
     secret: str | None = None,
     pool_size: int = DEFAULT_POOL,
     pool_seed: int = 0,
-    nonces: int = DEFAULT_NONCES,
+    nonces: int | None = None,
     search_examples: int = DEFAULT_SEARCH,
     max_per_line: int | None = DEFAULT_MAX_PER_LINE,
     max_mutants: int | None = None,
@@ -449,14 +451,14 @@ def compare_selections(
     return dict(zip(strategies, reports))
 
 
-def _check_settings(threshold: float, nonces: int, pool_size: int, search_examples: int) -> None:
+def _check_settings(threshold: float, nonces: int | None, pool_size: int, search_examples: int) -> None:
     if not (0.0 <= threshold <= 1.0):
         raise UsageError(f"threshold {threshold!r} must be in [0, 1]")
-    if nonces < 0 or nonces > 100 or pool_size < 0 or search_examples < 0:
+    if (nonces is not None and not 0 <= nonces <= 100) or pool_size < 0 or search_examples < 0:
         raise UsageError("nonces must be in [0, 100]; pool size and search examples must not be negative")
 
 
-def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed: int, nonces: int,
+def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed: int, nonces: int | None,
              search_examples: int, max_per_line: int | None, max_mutants: int | None,
              operators: Iterable[str] | None, threshold: float, workers: int | None, memory: int,
              log: Callable[[str], None] | None, budget: float | None = None) -> list[MutationReport]:
@@ -470,6 +472,8 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
     """
     say = log or (lambda msg: None)
     oracle, spec = targets[0].oracle, targets[0].spec
+    if nonces is None:
+        nonces = auto_nonces(max(t.probes for t in targets))
     nonce_list = [f"mutation-{k}" for k in range(nonces)]
     cpu0 = _cpu_seconds()
     deadline = t_start + budget if budget else float("inf")
@@ -644,7 +648,7 @@ def mutation_score(
     *,
     threshold: float = DEFAULT_THRESHOLD,
     pool_size: int = DEFAULT_VALIDATE_POOL,
-    nonces: int = DEFAULT_NONCES,
+    nonces: int | None = None,
     search_examples: int = 20,
     max_per_line: int | None = DEFAULT_MAX_PER_LINE,
     max_mutants: int | None = 100,

@@ -34,11 +34,13 @@ from .worker import (CONFIRM_FACTOR, CONTRACT, REPLAYED, SURVIVED, Case, Task, V
                      is_timeout, past)
 
 __all__ = ["Engine", "PoolCase", "DEFAULT_POOL", "DEFAULT_VALIDATE_POOL", "DEFAULT_NONCES", "DEFAULT_SEARCH",
-           "DEFAULT_THRESHOLD", "DEFAULT_MAX_PER_LINE", "DEFAULT_MAX_MUTANTS", "DEFAULT_BUDGET"]
+           "DEFAULT_THRESHOLD", "DEFAULT_MAX_PER_LINE", "DEFAULT_MAX_MUTANTS", "DEFAULT_BUDGET", "PROBE_SCENARIOS",
+           "auto_nonces"]
 
 DEFAULT_POOL = 200            # generated scenarios a survivor must survive to be called equivalent
 DEFAULT_VALIDATE_POOL = 60    # the validate hook's pool: minutes, not tens of minutes
-DEFAULT_NONCES = 5            # probe draws the "hidden + probes" score is averaged over
+DEFAULT_NONCES = 5            # at most this many probe draws the "hidden + probes" score is averaged over ...
+PROBE_SCENARIOS = 80          # ... and at least two, as many as keep their probes within this many scenarios
 DEFAULT_SEARCH = 40           # hypothesis examples per survivor of the pool
 DEFAULT_THRESHOLD = 0.9
 DEFAULT_MAX_PER_LINE = 6      # mutants per source line (round-robin over the operators)
@@ -47,6 +49,15 @@ DEFAULT_BUDGET = 280.0        # `recon mutate`: seconds after which no pool or s
 DEFAULT_MEMORY = 4 << 30      # address space of a worker
 TIMEOUT_FACTOR = 10.0         # a mutant may take this many times the reference's time ...
 MIN_TIMEOUT = 2.0             # ... but at least this many seconds, and at most the oracle's timeout
+
+
+def auto_nonces(probes: int) -> int:
+    """Probe draws for a task with ``probes`` probes per grading: the survivors of the
+    hidden set run on every draw, so many probes per draw need fewer draws (40 probes:
+    2 draws, 80 scenarios) and a few probes more (3 probes: 5 draws, 15 scenarios)."""
+    if probes <= 0:
+        return 1
+    return max(2, min(DEFAULT_NONCES, -(-PROBE_SCENARIOS // probes)))
 
 
 # --------------------------------------------------------------------------- the engine

@@ -163,8 +163,11 @@ def build_view(view: dict[str, Any]) -> None:
     mount namespace). ``root``: an empty directory to build it in; ``tmp``: [[dir, size]]
     fresh tmpfs; ``ro`` / ``rw``: paths bound at their own place, read-only / writable
     (binds are applied after the tmpfs, parents before children, so a run directory
-    under /tmp lands on the fresh /tmp); ``hide``: paths inside the view covered by an
-    empty tmpfs (recon's own package inside an interpreter prefix, oracle-only tools)."""
+    under /tmp lands on the fresh /tmp); ``map``: [[path, place, read_only]] bound at
+    another place (a warm session's /src, /inputs and /app entries); ``mqueue``: the
+    message queues at /dev/mqueue (a warm session removes what a run left); ``hide``: paths
+    inside the view covered by an empty tmpfs (recon's own package inside an interpreter
+    prefix, oracle-only tools)."""
     root = view["root"]
     _mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=4m")
     dev = root + "/dev"
@@ -189,6 +192,11 @@ def build_view(view: dict[str, Any]) -> None:
                 os.symlink(os.readlink(p), root + p)
             continue
         _bind(os.path.realpath(p), root + p, readonly=readonly)
+    for p, place, readonly in view.get("map", []):
+        _bind(os.path.realpath(p), root + place, readonly=bool(readonly))
+    if view.get("mqueue"):   # this IPC namespace's message queues, listed (and removable) there
+        os.makedirs(dev + "/mqueue", 0o755, exist_ok=True)
+        _mount("mqueue", dev + "/mqueue", "mqueue", MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
     for h in view.get("hide", []):
         if os.path.isdir(root + h) and not os.path.islink(root + h):
             _mount("tmpfs", root + h, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC | MS_RDONLY, "mode=0000,size=4096")

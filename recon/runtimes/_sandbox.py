@@ -458,6 +458,25 @@ def launch(cfg: dict[str, Any], stdin: Path | int, *, extra_fds: tuple[int, ...]
     return Started(proc, status_r, t0)
 
 
+_spawner_lock = threading.Lock()
+_spawner: Any = None
+
+
+def launch_lasting(cfg: dict[str, Any], stdin: Path | int, *, extra_fds: tuple[int, ...] = ()) -> Started:
+    """:func:`launch` from a thread that lives as long as this process. The launcher asks
+    the kernel to kill it when its parent dies (``pdeathsig``), and for the kernel the
+    parent is the *thread* that started it: a warm session started by a worker thread
+    would die when that worker's pool shuts down, while the session is meant to serve
+    later runs of other threads."""
+    global _spawner
+    with _spawner_lock:
+        if _spawner is None:
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 - start-up: only sessions need it
+
+            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="recon-spawner")
+    return _spawner.submit(launch, cfg, stdin, extra_fds=extra_fds).result()
+
+
 def _exited(pid: int) -> bool:
     try:
         info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)

@@ -12,7 +12,14 @@ Protocol, one JSON line each way on the interpreter's stdin and its original std
 * ready: ``{"ready": true, "preloaded": [...]}``
 * job: ``{"stdin": TEXT, "wall": S, "cpu": S, "memory": B, "fsize": B, "nproc": N, "stdout": B, "stderr_tail": C}``
 * reply: ``{"exit": CODE|null, "signal": N|null, "timed_out": B, "overflow": B, "seconds": S,
-  "stdout": BASE64, "stderr": TEXT}``
+  "stdout": BASE64, "stderr": TEXT, "retire": B}``
+
+Besides its workspace copy, a run can write only the sandbox's /tmp and /dev (tmpfs, /dev/shm
+and the POSIX message queues at /dev/mqueue among them) and create System V IPC objects in the
+sandbox's own IPC namespace. After each run everything there that the session did not start
+with is removed, the job folder included; a run that removed something the session started
+with (a device node), or left an IPC object that cannot be removed, retires the session
+(``retire``: the caller goes on cold), so no run can leave anything for a later one.
 """
 import base64
 import json
@@ -25,6 +32,68 @@ import sys
 import time
 
 SRC, WORK, JOB = "/src", "/app/workspace", "/tmp/.recon-job"
+SCRUB, SKIP = ("/tmp", "/var/tmp", "/dev"), ("/dev/pts",)   # what a run may write; devpts entries come and go
+IPC = (("shm", "shmctl"), ("sem", "semctl"), ("msg", "msgctl"))   # /proc/sysvipc/KIND lists, the call removing one
+
+
+def _ipc_ids() -> list:
+    """(kind, id) of every System V IPC object of the sandbox's IPC namespace."""
+    found = []
+    for kind, _ in IPC:
+        try:
+            with open("/proc/sysvipc/" + kind, encoding="ascii") as f:
+                rows = f.read().splitlines()[1:]
+        except OSError:
+            continue
+        found += [(kind, int(r.split()[1])) for r in rows if len(r.split()) > 1]
+    return found
+
+
+def _drop_ipc() -> bool:
+    """Remove the System V IPC objects a run left; False when some remain."""
+    ids = _ipc_ids()
+    if not ids:
+        return True
+    try:
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return False
+    calls = dict(IPC)
+    for kind, ident in ids:   # IPC_RMID is 0; semctl's semnum is ignored for it
+        if kind == "sem":
+            libc.semctl(ident, 0, 0)
+        else:
+            getattr(libc, calls[kind])(ident, 0, None)
+    return not _ipc_ids()
+
+
+def _listing() -> set:
+    """Every path under :data:`SCRUB` (links not followed)."""
+    seen = set()
+    for root in SCRUB:
+        for d, dirs, files in os.walk(root):
+            dirs[:] = [n for n in dirs if os.path.join(d, n) not in SKIP]
+            seen.add(d)
+            seen.update(os.path.join(d, n) for n in dirs + files)
+    return seen
+
+
+def _scrub(initial: set) -> bool:
+    """Remove what the run added under :data:`SCRUB`; False when something the session
+    started with is gone."""
+    now = sorted(_listing() - initial, key=len, reverse=True)   # deepest first
+    for p in now:
+        if any(p == s or p.startswith(s + "/") for s in SKIP):
+            continue
+        try:
+            if os.path.isdir(p) and not os.path.islink(p):
+                shutil.rmtree(p, ignore_errors=True)
+            else:
+                os.unlink(p)
+        except OSError:
+            pass
+    return initial <= _listing()
 
 
 def _preload(names: list) -> list:
@@ -38,12 +107,10 @@ def _preload(names: list) -> list:
     return done
 
 
-def _empty(folder: str, keep: str = "") -> None:
-    """Remove what ``folder`` holds (links themselves, never their targets), but ``keep``."""
+def _empty(folder: str) -> None:
+    """Remove what ``folder`` holds (links themselves, never their targets)."""
     for e in os.listdir(folder):
         p = os.path.join(folder, e)
-        if p == keep:
-            continue
         if os.path.isdir(p) and not os.path.islink(p):
             shutil.rmtree(p, ignore_errors=True)
         else:
@@ -66,17 +133,15 @@ def _fresh_workspace() -> None:
             shutil.copymode(s, d)
 
 
-def _after_run(keep: set) -> None:
-    """Leave nothing of a run for the next: every process of the sandbox but its init and
-    this interpreter is killed (a daemon that left the run's process group too), and
-    /tmp holds only the job folder again."""
+def _kill_others(keep: set) -> None:
+    """Every process of the sandbox but its init and this interpreter is killed (a daemon
+    that left the run's process group too)."""
     for name in os.listdir("/proc"):
         if name.isdigit() and int(name) not in keep:
             try:
                 os.kill(int(name), signal.SIGKILL)
             except OSError:
                 pass
-    _empty("/tmp", keep=JOB)
 
 
 def _child(job: dict) -> None:
@@ -172,12 +237,13 @@ def main() -> None:
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     preloaded = _preload(names)
-    os.makedirs(JOB, mode=0o700, exist_ok=True)
+    initial = _listing()
     proto.write(json.dumps({"ready": True, "preloaded": preloaded}) + "\n")
     proto.flush()
     for line in sys.stdin:
         job = json.loads(line)
         _fresh_workspace()
+        os.makedirs(JOB, mode=0o700)
         with open(JOB + "/stdin", "w", encoding="utf-8") as f:
             f.write(job["stdin"])
         pid = os.fork()
@@ -187,7 +253,7 @@ def main() -> None:
             finally:
                 os._exit(121)
         status, timed_out, seconds = _wait(pid, float(job["wall"]))
-        _after_run({1, os.getpid()})
+        _kill_others({1, os.getpid()})
         with open(JOB + "/stdout", "rb") as f:
             out = f.read(int(job["stdout"]) + 1)
         with open(JOB + "/stderr", "rb") as f:
@@ -195,7 +261,8 @@ def main() -> None:
             f.seek(max(0, f.tell() - 4 * int(job["stderr_tail"])))
             err = f.read().decode("utf-8", "replace")[-int(job["stderr_tail"]):]
         overflow = len(out) > int(job["stdout"])
-        reply = {"exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else None,
+        intact = _scrub(initial) and _drop_ipc()
+        reply = {"retire": not intact, "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else None,
                  "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
                  "timed_out": timed_out, "overflow": overflow, "seconds": seconds,
                  "stdout": base64.b64encode(out[:int(job["stdout"])]).decode("ascii"), "stderr": err}

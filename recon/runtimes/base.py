@@ -94,10 +94,12 @@ class Runtime(ABC):
     def session(self, workspace: Path, limits: Limits, *, app_dir: Path | None = None) -> "Session":
         """Many runs of one workspace, one at a time (close it, or use it as a context
         manager). A runtime that can keeps one sandboxed interpreter with the workspace's
-        libraries imported and forks it for each run (see :mod:`recon.runtimes._warm`);
-        this one runs each cold, as :meth:`run` does. For the author's own programs run
-        many times at build time (``--reveal``), never for grading a submission: warm runs
-        share the interpreter's start, so a run could leave state for the next."""
+        libraries imported and forks it for each run (see :mod:`recon.runtimes._warm`:
+        bwrap, and local where each run's view is built in namespaces); this one runs each
+        cold, as :meth:`run` does. For the author's own programs run many times (revealed
+        programs, the fairness audit, ``recon pool``, validate's controls and baselines),
+        never for grading a submission under test: warm runs share the interpreter's start,
+        and their times leave out the imports a cold run pays."""
         return Session(self, workspace, limits, app_dir=app_dir)
 
     def warnings(self) -> list[str]:

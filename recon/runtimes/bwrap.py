@@ -29,24 +29,21 @@ killed as well after the run.
 """
 from __future__ import annotations
 
-import base64
 import json
 import os
-import selectors
 import shutil
 import signal
 import stat
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
-from ..canonjson import dumps_compact
 from ..errors import RuntimeUnavailable
 from . import _sandbox as sb
-from .base import Limits, RunResult, Runtime, Session, env_for_submission, preload_names
+from ._session import WarmSession
+from .base import Limits, RunResult, Runtime, Session, env_for_submission
 
 __all__ = ["BwrapRuntime", "bwrap_available"]
 
@@ -143,8 +140,9 @@ class BwrapRuntime(Runtime):
             for e in sorted(os.listdir(real_app)):
                 if e != "workspace":
                     a += ["--ro-bind", os.path.join(real_app, e), f"/app/{e}"]
-        if warm:   # the workspace read-only at /src, copied afresh to a tmpfs for each run
-            a += ["--ro-bind", str(rd.workspace), "/src",
+        if warm:   # the workspace read-only at /src, copied afresh to a tmpfs for each run; the
+            # message queues listed at /dev/mqueue, so that what a run leaves there is removed
+            a += ["--mqueue", "/dev/mqueue", "--ro-bind", str(rd.workspace), "/src",
                   "--size", str(max(4 * int(limits.fsize), 64 << 20)), "--tmpfs", "/app/workspace"]
         else:
             a += ["--bind", str(rd.workspace), "/app/workspace"]
@@ -244,165 +242,19 @@ def _map_exit(res: RunResult, status: bytes) -> None:
             res.notes.append("CPU time limit exceeded")
 
 
-_WARM_SOURCE = (Path(__file__).with_name("_warm.py")).read_text(encoding="utf-8")
+class _WarmSession(WarmSession):
+    """A warm session in one bwrap sandbox (the arguments a cold run gets, with the
+    workspace at /src and a tmpfs at /app/workspace)."""
 
-
-class _WarmSession(Session):
-    """One bwrap sandbox running :mod:`recon.runtimes._warm` for many runs of one
-    workspace. Each run is a fresh fork in a fresh copy of the workspace, under the run's
-    limits (CPU, memory, file size, wall clock); a protocol failure or a sandbox that will
-    not start turns the session cold (each run through :meth:`BwrapRuntime.run`), so the
-    results never depend on whether it stayed warm."""
-
-    warm = True
-    READY = 120.0   # seconds the interpreter may take to start and import the libraries
-
-    def __init__(self, runtime: BwrapRuntime, workspace: Path, limits: Limits, *, app_dir: Path | None = None) -> None:
-        super().__init__(runtime, workspace, limits, app_dir=app_dir)
-        self.rt = runtime
-        self.broken: str | None = None
-        self._proc: Any = None
-        self._to: int | None = None
-        self._buf = b""
-        self._js_r: int | None = None
-        self._err = bytearray()
-        self._uid: int | None = None
-        self._lock_fd: int | None = None
-        if runtime._pool is not None:
-            self._uid, self._lock_fd = runtime._pool.acquire()
-        self._rd: sb.RunDir | None = None
-        try:
-            self._start()
-        except (OSError, ValueError, RuntimeUnavailable) as e:
-            self._stop(f"the warm sandbox did not start: {e}")
-
-    # -- life cycle
-    def _start(self) -> None:
+    def _launch(self, rd: sb.RunDir, env: dict[str, str], own: Limits, argv: list[str], status_w: int,
+                stdin_r: int) -> sb.Started:
         uid = self._uid
-        rd = self._rd = sb.prepare_run(self.workspace, {}, {}, inputs_visible_at="/inputs", app_dir=None,
-                                       link_app=False, owner=(uid, uid) if uid is not None else None)
-        if rd.rejected:
-            raise ValueError(rd.rejected)
-        env = env_for_submission("/tmp")
-        # the interpreter's own limits are the session's: each run sets its own in its fork
-        own = Limits(wall=self.limits.wall, cpu=3600, memory=self.limits.memory, fsize=self.limits.fsize,
-                     nproc=self.limits.nproc, stdout=self.limits.stdout, stderr_tail=self.limits.stderr_tail)
-        argv = [sys.executable, "-c", _WARM_SOURCE, json.dumps(preload_names(self.workspace))]
-        js_r, js_w = os.pipe2(os.O_CLOEXEC)
-        to_r, to_w = os.pipe2(os.O_CLOEXEC)
-        self._js_r, self._to = js_r, to_w
-        try:
-            bargs = self.rt._bwrap_args(rd, self.app_dir, env, own, js_w, argv, warm=True)
-            need = [*self.rt._interp, str(rd.root)]
-            if self.app_dir is not None:
-                need.append(os.path.realpath(self.app_dir))
-            expose = sb.expose_plan(need) if uid is not None else []
-            cfg = {"argv": bargs, "env": env, "cwd": "/", "rlimits": sb.rlimits(own, nproc_extra=3),
-                   "nproc_relative": not sb.IS_ROOT, "uid": uid, "gid": uid, "expose": expose,
-                   "no_new_privs": not self.rt._setuid_bwrap, "pdeathsig": True, "mode": "exec"}
-            st = sb.launch(cfg, to_r, extra_fds=(js_w,))
-        finally:
-            os.close(js_w)
-            os.close(to_r)
-        os.close(st.status_r)
-        self._proc = st.proc
-        threading.Thread(target=self._drain_stderr, daemon=True).start()
-        ready = self._reply(self.READY)
-        if not isinstance(ready, dict) or ready.get("ready") is not True:
-            tail = bytes(self._err[-400:]).decode("utf-8", "replace").strip()
-            raise RuntimeUnavailable(f"no ready line ({tail or 'nothing on stderr'})")
-
-    def _drain_stderr(self) -> None:
-        err = self._proc.stderr
-        while True:
-            chunk = err.read1(65536) if hasattr(err, "read1") else err.read(65536)
-            if not chunk:
-                return
-            self._err += chunk
-            del self._err[:-4096]
-
-    def _reply(self, timeout: float) -> Any:
-        """The next protocol line, or None when none came within ``timeout`` seconds."""
-        fd = self._proc.stdout.fileno()
-        deadline = time.monotonic() + timeout
-        with selectors.DefaultSelector() as sel:
-            sel.register(fd, selectors.EVENT_READ)
-            while b"\n" not in self._buf:
-                left = deadline - time.monotonic()
-                if left <= 0 or not sel.select(left):
-                    return None
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    return None
-                self._buf += chunk
-        line, _, self._buf = self._buf.partition(b"\n")
-        try:
-            return json.loads(line)
-        except ValueError:
-            return None
-
-    def _stop(self, why: str | None = None) -> None:
-        if why and not self.broken:
-            self.broken = why
-        if self._to is not None:
-            os.close(self._to)
-            self._to = None
-        if self._proc is not None:
-            try:
-                self._proc.wait(timeout=5)
-            except Exception:  # noqa: BLE001 - a stuck sandbox is killed below
-                pass
-            sb.killpg(self._proc.pid)
-            try:
-                self._proc.wait(timeout=5)
-            except Exception:  # noqa: BLE001
-                pass
-            for f in (self._proc.stdout, self._proc.stderr):
-                if f is not None:
-                    f.close()
-            self._proc = None
-        if self._js_r is not None:
-            os.close(self._js_r)
-            self._js_r = None
-        if self._uid is not None:
-            sb.kill_uid(self._uid)
-        if self._rd is not None:
-            sb.remove_tree(self._rd.root)
-            self._rd = None
-
-    def close(self) -> None:
-        self._stop()
-        if self._lock_fd is not None:
-            sb.SlotPool.release(self._lock_fd)
-            self._lock_fd = None
-
-    # -- runs
-    def run(self, scenario: dict[str, Any], inputs: dict[str, Path]) -> RunResult:
-        if self.broken or self._rd is None:
-            return super().run(scenario, inputs)
-        rd, lim = self._rd, self.limits
-        for e in list(rd.inputs.iterdir()):
-            sb.remove_tree(e)
-        _, rewritten = sb.place_inputs(inputs, rd.inputs, "/inputs")
-        doc = dict(scenario)
-        if inputs or "inputs" in doc:
-            doc["inputs"] = rewritten
-        job = {"stdin": dumps_compact(doc), "wall": float(lim.wall), "cpu": int(lim.cpu), "memory": int(lim.memory),
-               "fsize": int(lim.fsize), "nproc": int(lim.nproc), "stdout": int(lim.stdout),
-               "stderr_tail": int(lim.stderr_tail)}
-        try:
-            os.write(self._to, (json.dumps(job) + "\n").encode("utf-8"))  # type: ignore[arg-type]
-        except OSError as e:
-            self._stop(f"the warm sandbox went away: {e}")
-            return super().run(scenario, inputs)
-        reply = self._reply(float(lim.wall) + 30.0)
-        if not isinstance(reply, dict) or "exit" not in reply:
-            self._stop("the warm sandbox stopped answering")
-            return super().run(scenario, inputs)
-        res = RunResult(exit_code=reply["exit"], stdout=base64.b64decode(reply["stdout"]),
-                        stderr_tail=str(reply["stderr"]), seconds=float(reply["seconds"]),
-                        timed_out=bool(reply["timed_out"]), stdout_overflow=bool(reply["overflow"]),
-                        signal=reply["signal"])
-        if res.signal == signal.SIGXCPU:
-            res.notes.append("CPU time limit exceeded")
-        return res
+        bargs = self.rt._bwrap_args(rd, self.app_dir, env, own, status_w, argv, warm=True)
+        need = [*self.rt._interp, str(rd.root)]
+        if self.app_dir is not None:
+            need.append(os.path.realpath(self.app_dir))
+        expose = sb.expose_plan(need) if uid is not None else []
+        cfg = {"argv": bargs, "env": env, "cwd": "/", "rlimits": sb.rlimits(own, nproc_extra=3),
+               "nproc_relative": not sb.IS_ROOT, "uid": uid, "gid": uid, "expose": expose,
+               "no_new_privs": not self.rt._setuid_bwrap, "pdeathsig": True, "mode": "exec"}
+        return sb.launch_lasting(cfg, stdin_r, extra_fds=(status_w,))

@@ -41,7 +41,8 @@ from typing import Any
 from ..errors import RuntimeUnavailable
 from . import _launcher
 from . import _sandbox as sb
-from .base import Limits, RunResult, Runtime, env_for_submission
+from ._session import WarmSession
+from .base import Limits, RunResult, Runtime, Session, env_for_submission
 
 __all__ = ["LocalRuntime"]
 
@@ -133,6 +134,15 @@ class LocalRuntime(Runtime):
         return self._run(workspace, scenario, inputs, limits, app_dir=app_dir,
                          argv=[sys.executable, "reconstruct.py"])
 
+    def session(self, workspace: Path, limits: Limits, *, app_dir: Path | None = None) -> Session:
+        """Warm where each run's view is built in namespaces (``isolate``): one namespace
+        whose interpreter imports the workspace's libraries once and forks for each run
+        (:mod:`recon.runtimes._warm`); cold elsewhere, where no namespace of its own holds
+        the session's processes and files."""
+        if self._mode != "isolate":
+            return Session(self, workspace, limits, app_dir=app_dir)
+        return _WarmSession(self, workspace, limits, app_dir=app_dir)
+
     # ------------------------------------------------------------------ internals
 
     def _config(self, uid: int | None, rd: sb.RunDir, app_dir: Path | None, limits: Limits,
@@ -215,6 +225,31 @@ class LocalRuntime(Runtime):
             if uid is not None:
                 sb.kill_uid(uid)
                 sb.SlotPool.release(lock_fd)  # type: ignore[arg-type]
+
+
+class _WarmSession(WarmSession):
+    """A warm session in one namespace built as a cold run's view is, but with the
+    workspace read-only at /src, a tmpfs at /app/workspace, the inputs at /inputs and the
+    app's other entries at /app (the run directory itself is not in the view)."""
+
+    def _launch(self, rd: sb.RunDir, env: dict[str, str], own: Limits, argv: list[str], status_w: int,
+                stdin_r: int) -> sb.Started:
+        rt: LocalRuntime = self.rt
+        cfg = rt._config(self._uid, rd, None, own, argv, env)
+        size = max(4 * int(own.fsize), 64 << 20)
+        places = [[str(rd.workspace), "/src", True], [str(rd.inputs), "/inputs", True]]
+        if self.app_dir is not None and Path(self.app_dir).is_dir():
+            real_app = os.path.realpath(self.app_dir)
+            places += [[os.path.join(real_app, e), f"/app/{e}", True] for e in sorted(os.listdir(real_app))
+                       if e != "workspace"]
+        view = cfg["view"]
+        view["rw"] = []
+        view["tmp"] = [*view["tmp"], ["/app/workspace", size]]
+        view["map"] = places
+        view["mqueue"] = True
+        cfg.update(cwd="/app/workspace", rlimits=sb.rlimits(own, nproc_extra=1))
+        cfg["env"].pop("TMPDIR", None)   # as in bwrap's sandbox
+        return sb.launch_lasting(cfg, stdin_r)
 
 
 def _rmdir(path: str) -> None:
