@@ -125,6 +125,37 @@ def test_a_session_started_by_a_worker_thread_outlives_it(warm_rt: Runtime, tmp_
         pool.close()
 
 
+_FORKED: dict[str, object] = {}   # what the forked child inherits (a runtime does not pickle)
+
+
+def _session_in_a_forked_child(conn: object) -> None:
+    rt, ws = _FORKED["rt"], _FORKED["ws"]
+    with rt.session(ws, FAST) as s:  # type: ignore[attr-defined]
+        conn.send((s.warm and s.broken is None, s.run({"id": "child", "parameters": {}}, {}).stdout))  # type: ignore[attr-defined]
+
+
+def test_a_forked_process_starts_sessions_of_its_own(warm_rt: Runtime, tmp_path: Path) -> None:
+    """`recon build --all` forks a process per task after sessions may have run in the
+    parent: the child must not wait on the parent's session starter, which it did not inherit."""
+    from multiprocessing import Pipe, get_context
+
+    ws = _ws(tmp_path, "import sys\nprint(sys.stdin.read())\n")
+    with warm_rt.session(ws, FAST) as s:   # the parent's starter exists now
+        assert s.warm and s.run({"id": "parent", "parameters": {}}, {}).failure() is None
+    _FORKED.update(rt=warm_rt, ws=ws)
+    mine, theirs = Pipe()
+    child = get_context("fork").Process(target=_session_in_a_forked_child, args=(theirs,))
+    child.start()
+    try:
+        answered = mine.poll(60)
+        assert answered, "the forked process's session never started"
+        warm, out = mine.recv()
+    finally:
+        child.kill()
+        child.join()
+    assert warm and json.loads(out)["id"] == "child"
+
+
 def test_a_run_leaves_nothing_behind_for_the_next(warm_rt: Runtime, tmp_path: Path) -> None:
     """Not a daemon that left the run's session (it could write into a later run's
     output), not a file anywhere a run may write (/tmp, the job folder there, /dev/shm,

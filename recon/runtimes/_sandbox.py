@@ -477,6 +477,16 @@ def launch_lasting(cfg: dict[str, Any], stdin: Path | int, *, extra_fds: tuple[i
     return _spawner.submit(launch, cfg, stdin, extra_fds=extra_fds).result()
 
 
+def _forget_spawner() -> None:
+    """In a forked child the spawner's thread does not exist: start a new one when needed
+    (``recon build --all`` forks a process per task, each revealing in warm sessions)."""
+    global _spawner, _spawner_lock
+    _spawner, _spawner_lock = None, threading.Lock()
+
+
+os.register_at_fork(after_in_child=_forget_spawner)
+
+
 def _exited(pid: int) -> bool:
     try:
         info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
