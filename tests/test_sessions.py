@@ -285,3 +285,4 @@ def test_a_run_cannot_answer_for_the_next_one(warm_rt: Runtime, tmp_path: Path) 
     # what it wrote to its own stdout (descriptor 1) is its own output, nothing more
     assert json.loads(first.stdout.splitlines()[-1]) == {"id": "first"}
     assert json.loads(second.stdout) == {"id": "second"} and json.loads(third.stdout) == {"id": "third"}
+

@@ -8,6 +8,7 @@ It never raises for anything the submission does; it raises
 from __future__ import annotations
 
 import os
+import threading
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -158,8 +159,6 @@ class SessionPool:
     fresh process would be."""
 
     def __init__(self, runtime: Runtime, workspace: Path, limits: Limits, *, app_dir: Path | None = None) -> None:
-        import threading  # noqa: PLC0415 - start-up: only pools need a lock
-
         self.runtime, self.workspace, self.limits, self.app_dir = runtime, Path(workspace), limits, app_dir
         self._lock = threading.Lock()
         self._idle: list[Session] = []
@@ -197,6 +196,10 @@ class SessionPool:
         self.close()
 
 
+_PARSE_LOCK = threading.Lock()   # CPython 3.11's parser is not safe in concurrent threads
+                                 # ("AST constructor recursion depth mismatch")
+
+
 def preload_names(workspace: Path) -> list[str]:
     """Top-level modules a workspace's Python files import that are not its own (what a
     warm session imports once): ``import numpy as np`` and ``from scipy.spatial import
@@ -208,8 +211,10 @@ def preload_names(workspace: Path) -> list[str]:
     names: dict[str, None] = {}
     for path in sorted(root.rglob("*.py")):
         try:
-            tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
-        except (SyntaxError, ValueError, OSError):
+            text = path.read_text(encoding="utf-8", errors="replace")
+            with _PARSE_LOCK:
+                tree = ast.parse(text)
+        except (SyntaxError, ValueError, OSError, RecursionError):
             continue
         for node in ast.walk(tree):
             mods = ([a.name for a in node.names] if isinstance(node, ast.Import)
