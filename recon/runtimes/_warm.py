@@ -69,11 +69,13 @@ def _drop_ipc() -> bool:
 
 
 def _listing() -> set:
-    """Every path under :data:`SCRUB` (links not followed)."""
+    """Every path under :data:`SCRUB` (links not followed), mount points listed but not
+    entered: an interpreter or virtual environment under /tmp is bound read-only there, and
+    walking its tens of thousands of files after every run would cost seconds."""
     seen = set()
     for root in SCRUB:
         for d, dirs, files in os.walk(root):
-            dirs[:] = [n for n in dirs if os.path.join(d, n) not in SKIP]
+            dirs[:] = [n for n in dirs if os.path.join(d, n) not in SKIP and not os.path.ismount(os.path.join(d, n))]
             seen.add(d)
             seen.update(os.path.join(d, n) for n in dirs + files)
     return seen
