@@ -32,7 +32,8 @@ import sys
 import time
 
 SRC, WORK, JOB = "/src", "/app/workspace", "/tmp/.recon-job"
-SCRUB, SKIP = ("/tmp", "/var/tmp", "/dev"), ("/dev/pts",)   # what a run may write; devpts entries come and go
+# what a run may write (each its own tmpfs or mqueue mount); devpts entries come and go
+SCRUB, SKIP = ("/tmp", "/var/tmp", "/dev", "/dev/shm", "/dev/mqueue"), ("/dev/pts",)
 IPC = (("shm", "shmctl"), ("sem", "semctl"), ("msg", "msgctl"))   # /proc/sysvipc/KIND lists, the call removing one
 
 
@@ -75,7 +76,8 @@ def _listing() -> set:
     seen = set()
     for root in SCRUB:
         for d, dirs, files in os.walk(root):
-            dirs[:] = [n for n in dirs if os.path.join(d, n) not in SKIP and not os.path.ismount(os.path.join(d, n))]
+            dirs[:] = [n for n in dirs if os.path.join(d, n) not in SKIP and (
+                os.path.join(d, n) in SCRUB or not os.path.ismount(os.path.join(d, n)))]
             seen.add(d)
             seen.update(os.path.join(d, n) for n in dirs + files)
     return seen
