@@ -36,7 +36,7 @@ from .oracle import Oracle
 
 __all__ = [
     "SweepSpec", "Scenario", "ScenarioRun", "load_spec", "public_scenarios", "hidden_scenarios",
-    "probe_scenarios", "pool_scenarios", "default_select", "Selection", "derive_task_key", "build_secret",
+    "probe_scenarios", "pool_scenarios", "pool_edges", "default_select", "Selection", "derive_task_key", "build_secret",
     "run_scenario", "run_scenarios", "DEFAULT_PUBLIC", "DEFAULT_HIDDEN", "DEFAULT_PROBES", "SELECT_STRATEGIES",
 ]
 
@@ -336,11 +336,7 @@ def pool_scenarios(oracle: Oracle, spec: SweepSpec, size: int, *, seed: int = 0,
     axes = effective_axes(oracle, spec)
     key = hashlib.sha256(b"recon-pool\x00" + _spec_identity(oracle, spec).encode() + b"\x00" + str(seed).encode()).digest()
     used = {s.key() for s in taken}
-    edge_axes = [a for a, ax in axes.items() if not isinstance(ax, Seed) and len({canonjson.dumps_compact(v)
-                                                                                 for v in ax.edges()}) == 2]
-    plans: list[tuple[str, Any]] = [(a, end) for end in (0, 1) for a in edge_axes]
-    if edge_axes:
-        plans += [("*", 0), ("*", 1)]
+    edge_axes, plans = _pool_plans(axes)
     out: list[Scenario] = []
     index = 0
     while len(out) < size:
@@ -360,6 +356,21 @@ def pool_scenarios(oracle: Oracle, spec: SweepSpec, size: int, *, seed: int = 0,
             raise SpecError(f"{oracle.name}: cannot draw {size} distinct pool scenarios from its axes",
                             hint="use a smaller pool or widen the axes")
     return out
+
+
+def pool_edges(oracle: Oracle, spec: SweepSpec) -> int:
+    """How many scenarios a pool of ``spec`` starts with that are planned at the axis
+    edges (see :func:`pool_scenarios`): the part of a pool no keyed draw stands in for."""
+    return len(_pool_plans(effective_axes(oracle, spec))[1])
+
+
+def _pool_plans(axes: dict[str, Axis]) -> tuple[list[str], list[tuple[str, Any]]]:
+    edge_axes = [a for a, ax in axes.items() if not isinstance(ax, Seed) and len({canonjson.dumps_compact(v)
+                                                                                 for v in ax.edges()}) == 2]
+    plans: list[tuple[str, Any]] = [(a, end) for end in (0, 1) for a in edge_axes]
+    if edge_axes:
+        plans += [("*", 0), ("*", 1)]
+    return edge_axes, plans
 
 
 @dataclass

@@ -2,6 +2,8 @@
 
 - :mod:`.operators`: single-edit mutants of a reference (libcst), and the instrumentation
   that records which lines and values each scenario exercised;
+- :mod:`.callgraph`: which functions of the reference an edit cannot reach (a mutant's
+  run takes their results from the reference's recorded calls);
 - :mod:`.worker`: long-lived worker processes that import the toolkit once and run
   mutants under time limits;
 - :mod:`.engine`: the :class:`Engine` that ties scenarios, mutants and verdicts together;

@@ -12,11 +12,14 @@ an equivalent mutant look killed (and the hidden set look weak).
 
 :func:`mutation_analysis` generates each scenario's inputs and truth once (the public,
 hidden and probe scenarios of the task, then, while mutants survive them, chunks of a
-pool of ``pool_size`` generated scenarios starting with the axis edges), runs every
-mutant in long-lived workers (:mod:`recon.mutation.worker`) until its first kill per
-scenario group, and before calling a survivor of the whole pool *equivalent* searches
-for a scenario that kills it with hypothesis, steered by the mutant's deviation from
-the truth in units of the tolerance. Probes are drawn at grading time from a nonce, so
+pool starting with the axis edges), runs every mutant in long-lived workers
+(:mod:`recon.mutation.worker`) until its first kill per scenario group, and before
+calling a survivor of the whole pool *equivalent* searches for a scenario that kills it
+with hypothesis, steered by the mutant's deviation from the truth in units of the
+tolerance. A survivor must survive ``pool_size`` generated scenarios: the task's keyed
+draws it already survived (hidden and probes) count, so the pool runs its axis edges and
+only as many draws as are missing. A survivor whose every output deviated exactly as
+much as the reference's leaves the search nothing to climb and is not searched. Probes are drawn at grading time from a nonce, so
 "hidden + probes" is estimated over ``nonces`` fixed nonces (by default as many as keep
 the probes within about 80 scenarios, between 2 and 5: :func:`~recon.mutation.engine.auto_nonces`):
 the score is the mean over the nonces, and the minimum is reported too.
@@ -46,7 +49,8 @@ from typing import Any, Callable, Iterable, Sequence
 
 from .. import canonjson
 from .engine import (DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_POOL, DEFAULT_SEARCH,
-                     DEFAULT_THRESHOLD, DEFAULT_VALIDATE_POOL, MIN_TIMEOUT, TIMEOUT_FACTOR, Engine, auto_nonces)
+                     DEFAULT_THRESHOLD, DEFAULT_VALIDATE_POOL, MIN_TIMEOUT, SKIPPED, TIMEOUT_FACTOR, Engine,
+                     auto_nonces)
 from .operators import Mutant, subsample
 from .selection import select_scenarios
 from .worker import CONTRACT, VALUE
@@ -54,7 +58,7 @@ from ..errors import UsageError
 from ..oracle import Oracle
 from ..registry import Registry
 from ..sweep import (Scenario, SweepSpec, build_secret, derive_task_key, hidden_scenarios, load_spec,
-                     pool_scenarios, probe_scenarios, public_scenarios)
+                     pool_edges, pool_scenarios, probe_scenarios, public_scenarios)
 from ..grader import resolve_oracle
 from ..task import Task as BuiltTask, load_task
 
@@ -331,7 +335,10 @@ class MutationReport:
                  f"({sample}{ms['uncovered']} more on lines no scenario runs, {ms['capped']} over the "
                  f"per-line cap)",
                  row("equivalent (survive everything)", s["equivalent"], s["mutants"],
-                     f"pool of {self.scenarios['pool']} + targeted search"),
+                     f"{self.settings.get('pool_credited', 0)} keyed draws of the task + a pool of "
+                     f"{self.scenarios['pool']} + targeted search"
+                     + (f" ({self.settings['not_searched_flat']} never deviated: not searched)"
+                        if self.settings.get("not_searched_flat") else "")),
                  *([row("undecided (budget ran out)", s["undecided"], s["mutants"],
                         f"pool stopped at {self.scenarios['pool']} of {self.scenarios.get('pool_planned', '?')}")]
                    if s["undecided"] else []),
@@ -350,7 +357,8 @@ class MutationReport:
                  f"mutants, {t.get('search', 0.0):.1f} s search; {t.get('cpu_seconds', 0.0):.0f} CPU s); "
                  f"{t.get('mutants_per_second', 0.0):.2f} mutants/s, {int(t.get('runs', 0))} runs, "
                  f"{int(t.get('pruned_runs', 0))} skipped (not reached / not infected), "
-                 f"{int(t.get('replayed_runs', 0))} settled by replaying the mutated function"]
+                 f"{int(t.get('replayed_runs', 0))} settled by replaying the mutated function, "
+                 f"{int(t.get('memoized_runs', 0))} sped up by the reference's recorded calls"]
         for title, items in (("survivors of hidden + probes", self.survivors), ("hidden-only kills", self.hidden_only),
                              ("undecided", self.undecided), ("equivalent", self.equivalent)):
             if not items:
@@ -401,8 +409,9 @@ def mutation_analysis(
     """Mutation analysis of a task's scenarios (see the module docstring).
 
     ``target``: an oracle name, an :class:`Oracle`, a built task directory or a loaded
-    task. ``pool_size`` generated scenarios (``pool_seed``) decide equivalence together
-    with ``search_examples`` hypothesis examples per survivor (0: no search). ``nonces``
+    task. ``pool_size`` generated scenarios (the task's keyed draws included; the pool
+    of ``pool_seed`` adds its axis edges and what is missing) decide equivalence together
+    with ``search_examples`` hypothesis examples per survivor that deviated (0: no search). ``nonces``
     probe draws of ``probes`` probes each estimate hidden + probes (None: as many as
     :func:`~recon.mutation.engine.auto_nonces` gives for the task's probe count). ``max_per_line``
     caps mutants per source line; ``max_mutants`` keeps a deterministic sample.
@@ -495,7 +504,12 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
                     [dataclasses.replace(s, id=f"{s.id}@{nonce}") for s in drawn], f"{tag}probe:{nonce}"))
             sets.append(groups)
         taken = [s for tgt in targets for s in (*tgt.public, *tgt.hidden)]
-        pool_all = pool_scenarios(oracle, spec, pool_size, seed=pool_seed, taken=taken)
+        # A survivor of the task's scenarios has survived its keyed draws (the hidden set
+        # and every probe draw: independent draws from the generator, like a pool's), so
+        # they count towards the pool; the pool's planned axis edges always run.
+        credited = min(len(tgt.hidden) + len(nonce_list) * tgt.probes for tgt in targets)
+        edges = min(pool_edges(oracle, spec), pool_size)
+        pool_all = pool_scenarios(oracle, spec, max(edges, pool_size - credited), seed=pool_seed, taken=taken)
         chunk = max(16, 4 * eng.n_workers)
         pool = eng.add_scenarios(pool_all[:chunk], "pool")
         say(f"generating {len(eng.cases)} scenarios of {oracle.name} on {eng.n_workers} worker(s)")
@@ -534,7 +548,11 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         t2 = time.perf_counter()
         found_idx: list[int] = []
         searched: set[int] = set()
-        queue = list(alive) if full_pool else []
+        # The search climbs a survivor's deviation from the truth; one that never deviated
+        # on any scenario (every output within rounding of the truth's) leaves it nothing
+        # to climb, and its random draws would only extend the pool it survived.
+        flat = _flat(eng, alive)
+        queue = [m for m in alive if m.id not in flat] if full_pool else []
         if search_examples and queue:
             say(f"{len(queue)} survive the pool; searching for killing scenarios ({search_examples} examples each)")
         while search_examples and queue and time.perf_counter() < deadline:
@@ -550,7 +568,7 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
                 # a scenario found for one mutant often kills others: try it on every survivor
                 eng.evaluate([(m, found_idx) for m in [*batch, *queue]], deadline=deadline)
                 queue = [m for m in queue if not eng.killed_by(m.id, found_idx)]
-        decided = {m.id for m in alive if full_pool and (m.id in searched or not search_examples)}
+        decided = {m.id for m in alive if full_pool and (m.id in searched or m.id in flat or not search_examples)}
         undecided = [m for m in alive if m.id not in decided and not eng.killed_by(m.id, found_idx)]
         if undecided:
             warnings.append(f"{len(undecided)} mutant(s) survived {used} of {len(pool_all)} pool scenarios when "
@@ -566,6 +584,7 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         timings["worker_restarts"] = float(eng.pool.restarts)
         timings["pruned_runs"] = float(eng.pruned)
         timings["replayed_runs"] = float(eng.replayed)
+        timings["memoized_runs"] = float(eng.memoized)
         ms = eng.mutant_set
         mset = {"made": made, "analysed": len(mutants), "uncovered": ms.sites_uncovered if ms else 0,
                 "capped": ms.capped if ms else 0, "invalid": ms.invalid if ms else 0,
@@ -587,8 +606,9 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
                           for i in found_idx],
                 "excluded": [pc.scenario.id for pc in eng.disagreements()],
             }
-            settings = {"pool_size": pool_size, "pool_seed": pool_seed, "nonces": nonces, "probes": tgt.probes,
-                        "search_examples": search_examples, "searched": len(searched), "workers": eng.n_workers,
+            settings = {"pool_size": pool_size, "pool_seed": pool_seed, "pool_credited": credited, "nonces": nonces,
+                        "probes": tgt.probes, "search_examples": search_examples, "searched": len(searched),
+                        "not_searched_flat": len(flat & decided), "workers": eng.n_workers,
                         "budget": budget, "timeout_factor": TIMEOUT_FACTOR, "min_timeout": MIN_TIMEOUT,
                         "memory": memory, "spec": tgt.spec.to_json()}
             reports.append(MutationReport(oracle.name, oracle.version, tgt.label, tgt.spec.select, results, scenarios,
@@ -598,6 +618,16 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
     for r in reports:
         r.timings["cpu_seconds"] = cpu
     return reports
+
+
+def _flat(eng: Engine, mutants: Sequence[Mutant]) -> set[int]:
+    """The mutants among ``mutants`` whose every run so far deviated from the truth
+    exactly as much as the unmutated reference did (runs skipped because the mutant could
+    not differ count as such)."""
+    ids = {m.id for m in mutants}
+    moved = {mid for (mid, i), v in eng.verdicts.items()
+             if mid in ids and v.detail not in SKIPPED and v.deviation != eng.cases[i].ref_deviation}
+    return ids - moved
 
 
 def _cpu_seconds() -> float:

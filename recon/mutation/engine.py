@@ -30,14 +30,16 @@ from ..errors import OracleRunError, UsageError
 from ..oracle import Oracle
 from ..sweep import Scenario, SweepSpec, effective_axes
 from .operators import Mutant, MutantSet, generate_mutants, instrument
+from .callgraph import CallGraph
 from .worker import (CONFIRM_FACTOR, CONTRACT, REPLAYED, SURVIVED, Case, Task, Verdict, WorkerConfig, WorkerPool,
                      is_timeout, past)
 
 __all__ = ["Engine", "PoolCase", "DEFAULT_POOL", "DEFAULT_VALIDATE_POOL", "DEFAULT_NONCES", "DEFAULT_SEARCH",
            "DEFAULT_THRESHOLD", "DEFAULT_MAX_PER_LINE", "DEFAULT_MAX_MUTANTS", "DEFAULT_BUDGET", "PROBE_SCENARIOS",
-           "auto_nonces"]
+           "auto_nonces", "SKIPPED", "NOT_REACHED", "NOT_INFECTED"]
 
-DEFAULT_POOL = 200            # generated scenarios a survivor must survive to be called equivalent
+DEFAULT_POOL = 200            # generated scenarios a survivor must survive to be called equivalent (its
+                              # task's keyed draws counted: the pool's axis edges, then as many as are missing)
 DEFAULT_VALIDATE_POOL = 60    # the validate hook's pool: minutes, not tens of minutes
 DEFAULT_NONCES = 5            # at most this many probe draws the "hidden + probes" score is averaged over ...
 PROBE_SCENARIOS = 80          # ... and at least two, as many as keep their probes within this many scenarios
@@ -49,6 +51,9 @@ DEFAULT_BUDGET = 280.0        # `recon mutate`: seconds after which no pool or s
 DEFAULT_MEMORY = 4 << 30      # address space of a worker
 TIMEOUT_FACTOR = 10.0         # a mutant may take this many times the reference's time ...
 MIN_TIMEOUT = 2.0             # ... but at least this many seconds, and at most the oracle's timeout
+NOT_REACHED = "not reached"   # a survival recorded without a run: the mutated lines never ran there
+NOT_INFECTED = "not infected"  # ... or the mutated expression never took another value there
+SKIPPED = frozenset({NOT_REACHED, NOT_INFECTED, REPLAYED})   # (REPLAYED: its function returned the same)
 
 
 def auto_nonces(probes: int) -> int:
@@ -72,6 +77,7 @@ class PoolCase:
     ref_ok: bool = True
     ref_detail: str = ""
     ref_seconds: float = 0.0
+    ref_deviation: float = 0.0   # the unmutated reference's own deviation from the truth
     oracle_seconds: float = 0.0
     covered: frozenset[int] = frozenset()
     infected: frozenset[str] | None = None   # weak-mutation keys that differ here (None: unknown)
@@ -110,6 +116,8 @@ class Engine:
         self.n_workers = max(1, workers or os.cpu_count() or 1)
         self.pruned = 0
         self.replayed = 0
+        self.memoized = 0                  # runs in which recorded calls answered for unreached functions
+        self.callgraph = CallGraph(self.source)
         self.cut_short: set[int] = set()   # mutants whose search the deadline stopped
         self.slow: set[int] = set()        # mutants with a confirmed timeout: later ones count at once
         try:
@@ -121,7 +129,7 @@ class Engine:
         self._t0 = time.perf_counter()
         self.pool.on_tick = lambda: self.log(
             f"  ... {self.runs} runs ({self.pruned} skipped: not reached or not infected; {self.replayed} by "
-            f"replaying the mutated function), {len(self.pool.queue)} "
+            f"replaying the mutated function; {self.memoized} sped up by recorded calls), {len(self.pool.queue)} "
             f"tasks queued, {time.perf_counter() - self._t0:.0f} s")
 
     # -- scenarios -------------------------------------------------------------------
@@ -153,6 +161,7 @@ class Engine:
             pc.ref_ok = result["ref_status"] == SURVIVED
             pc.ref_detail = result["ref_detail"]
             pc.ref_seconds = result["ref_seconds"]
+            pc.ref_deviation = result["ref_deviation"]
             pc.oracle_seconds = result["oracle_seconds"]
             pc.covered = frozenset(result["covered"])
             pc.infected = None if result["infected"] is None else frozenset(result["infected"])
@@ -249,7 +258,8 @@ class Engine:
                 rest = order(rest)
             return {"mutant": mutant.id, "source": mutant.source, "cases": [self.cases[i].case for i in rest],
                     "stop_after": max(need, 0), "scope": mutant.scope, "deadline": epoch,
-                    "patient": sorted(patient & set(rest)), "slow": mutant.id in self.slow}
+                    "patient": sorted(patient & set(rest)), "slow": mutant.id in self.slow,
+                    "memo": sorted(self.callgraph.unaffected(mutant.scope))}
 
         def unit(task: Task, v: Verdict) -> None:
             self._record(mutant.id, v)
@@ -281,9 +291,9 @@ class Engine:
         pc = self.cases[index]
         why = ""
         if mutant.reach and not pc.covered.intersection(mutant.reach):
-            why = "not reached"
+            why = NOT_REACHED
         elif mutant.weak is not None and pc.infected is not None and mutant.weak not in pc.infected:
-            why = "not infected"
+            why = NOT_INFECTED
         if not why:
             return False
         self.verdicts[(mutant.id, index)] = Verdict(index, SURVIVED, why, 0.0, 0.0)
@@ -299,6 +309,7 @@ class Engine:
             return
         self.runs += 1
         self.run_seconds += v.seconds
+        self.memoized += v.memoized > 0
         if v.killed:
             self.kill_counts[v.case] = self.kill_counts.get(v.case, 0) + 1
 

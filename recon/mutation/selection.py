@@ -532,6 +532,7 @@ def stress_selection(
             "unrevealed": unrevealed,
             "runs": eng.runs,
             "pruned_runs": eng.pruned,
+            "memoized_runs": eng.memoized,
             "program_runs": shows.runs,
             "program_runs_not_made": shows.skipped,
             "budget": budget,

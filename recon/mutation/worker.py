@@ -87,6 +87,7 @@ class Verdict:
     detail: str          # the first failing field or the contract problem
     deviation: float     # largest field deviation in units of the tolerance (cap when unusable)
     seconds: float
+    memoized: int = 0    # calls answered from the reference's recorded calls (see _Memo)
 
     @property
     def killed(self) -> bool:
@@ -148,6 +149,9 @@ def _field_deviations(fields: dict[str, dict[str, Any]], value: Any, truth: dict
     return {n: deviation(fields[n], value[n], truth[n]) for n in fields}
 
 
+_RUN_MODULE = "_recon_mutant_"   # the module names of the runs (the reference's recorded one included)
+
+
 class _Runner:
     """Executes sources as fresh modules and calls their solve()."""
 
@@ -160,7 +164,7 @@ class _Runner:
              wrap: Callable[[dict[str, Any]], None] | None = None) -> tuple[Any, str | None, float]:
         """(output value, None) or (None, why it gave no usable output); seconds."""
         self.serial += 1
-        name = f"_recon_mutant_{os.getpid()}_{self.serial}"
+        name = f"{_RUN_MODULE}{os.getpid()}_{self.serial}"
         module = types.ModuleType(name)
         module.__file__ = self.config.reference_path
         if extra:
@@ -217,8 +221,8 @@ class _Runner:
 
 _NOT_PLAIN = 0x20 | 0x80 | 0x100 | 0x200   # generator, coroutine, iterable coroutine, async generator
 MAX_CALLS = 200                         # recorded calls per function and scenario
-MAX_BYTES = 1 << 20                     # pickled bytes per function and scenario
-MAX_TOTAL = 4 << 20                     # pickled bytes per scenario (the largest functions are dropped)
+MAX_BYTES = 4 << 20                     # pickled bytes per function and scenario
+MAX_TOTAL = 8 << 20                     # pickled bytes per scenario (those saving least time per byte dropped)
 
 
 class _Recorder:
@@ -230,11 +234,16 @@ class _Recorder:
     it saw in the reference's run, so the mutant cannot differ on this scenario and the
     full run is skipped. (This trusts F to act only through its arguments and result,
     the way reference helpers do; a helper that draws from a global random generator or
-    keeps global state reads as "differs" or as unrecordable, never the other way.)"""
+    keeps global state reads as "differs" or as unrecordable, never the other way.)
+
+    The same records answer calls in a mutant's full run (:class:`_Memo`): a call of a
+    function the edit cannot reach, with the arguments the reference called it with, is
+    given the recorded result, when that call left its arguments as they were and its
+    result shares nothing with them (each call records whether it did)."""
 
     def __init__(self, filename: str) -> None:
         self.filename = filename
-        self.calls: dict[str, list[tuple[bytes, bytes]]] = {}
+        self.calls: dict[str, list[tuple[bytes, bytes, bool]]] = {}   # (arguments, result and arguments after, kept)
         self.seconds: dict[str, float] = {}
         self.size: dict[str, int] = {}
         self.bad: set[str] = set()
@@ -256,6 +265,7 @@ class _Recorder:
                     self.active.add(name)
                     try:
                         before = self._dump((args, kwargs), name)
+                        rng = _global_rng_state()
                         t0 = time.perf_counter()
                         try:
                             result = f(*args, **kwargs)
@@ -265,7 +275,12 @@ class _Recorder:
                         self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - t0
                         after = self._dump((result, args, kwargs), name) if before is not None else None
                         if before is not None and after is not None:
-                            self.calls.setdefault(name, []).append((before, after))
+                            # answerable from the record: the arguments came back unchanged,
+                            # the result is not (a view of) one of them, and no global
+                            # random generator moved
+                            kept = (_pickled((args, kwargs)) == before and not _shares(result, (args, kwargs))
+                                    and _global_rng_state() == rng)
+                            self.calls.setdefault(name, []).append((before, after, kept))
                             if len(self.calls[name]) > MAX_CALLS:
                                 self.bad.add(name)
                         return result
@@ -296,9 +311,10 @@ class _Recorder:
 
         functions = {n: {"seconds": self.seconds.get(n, 0.0), "calls": c}
                      for n, c in self.calls.items() if n not in self.bad}
-        # keep the cheapest records within the total: small helpers are where replaying pays
+        # keep the records that save the most time per byte within the total: small helpers
+        # (replayed) and expensive stages with small inputs and results (memoized)
         kept, total_bytes = {}, 0
-        for n in sorted(functions, key=lambda n: self.size.get(n, 0)):
+        for n in sorted(functions, key=lambda n: (-self.seconds.get(n, 0.0) / max(self.size.get(n, 0), 1), n)):
             if total_bytes + self.size.get(n, 0) <= MAX_TOTAL:
                 kept[n] = functions[n]
                 total_bytes += self.size.get(n, 0)
@@ -310,8 +326,141 @@ class _Recorder:
         return str(path)
 
 
+def _global_rng_state() -> tuple[Any, ...]:
+    """The state of the global random generators a reference might draw from (random's
+    and numpy's legacy one), comparable with ==."""
+    import random  # noqa: PLC0415
+
+    np = sys.modules.get("numpy")
+    legacy = None
+    if np is not None:
+        kind, keys, pos, gauss, cached = np.random.get_state()
+        legacy = (kind, keys.tobytes(), pos, gauss, cached)
+    return random.getstate(), legacy
+
+
+def _pickled(value: Any) -> bytes | None:
+    import pickle  # noqa: PLC0415
+
+    try:
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception:  # noqa: BLE001 - not picklable
+        return None
+
+
+def _shares(result: Any, args: Any) -> bool:
+    """Whether ``result`` is, holds, or (for arrays) may share memory with an object
+    held by ``args`` (containers walked a few levels deep; True when in doubt)."""
+    np = sys.modules.get("numpy")
+
+    def leaves(v: Any, depth: int, out: list[Any]) -> bool:
+        if len(out) > 2000 or depth > 6:
+            return False
+        if isinstance(v, (bool, int, float, complex, str, bytes, type(None))):
+            return True
+        out.append(v)
+        if isinstance(v, dict):
+            return all(leaves(x, depth + 1, out) for x in v.values())
+        if isinstance(v, (list, tuple, set, frozenset)):
+            return all(leaves(x, depth + 1, out) for x in v)
+        return True
+
+    mine: list[Any] = []
+    theirs: list[Any] = []
+    if not (leaves(result, 0, mine) and leaves(args, 0, theirs)):
+        return True
+    ids = {id(x) for x in theirs}
+    if any(id(x) in ids for x in mine):
+        return True
+    if np is not None:
+        a = [x for x in mine if isinstance(x, np.ndarray)]
+        b = [x for x in theirs if isinstance(x, np.ndarray)]
+        return any(np.may_share_memory(x, y) for x in a for y in b)
+    return False
+
+
 _CALLS_CACHE: "collections.OrderedDict[str, Any]" = collections.OrderedDict()
 REPLAY_SHARE = 0.5   # replay a function only when it takes at most this share of the run
+
+
+def _recorded(case: Case) -> dict[str, Any] | None:
+    """The reference's recorded calls on ``case`` (see _Recorder), a few cases cached."""
+    import pickle  # noqa: PLC0415
+
+    if case.calls is None:
+        return None
+    rec = _CALLS_CACHE.get(case.calls)
+    if rec is None:
+        try:
+            rec = pickle.loads(Path(case.calls).read_bytes())
+        except (OSError, pickle.UnpicklingError, EOFError):
+            return None
+        _CALLS_CACHE[case.calls] = rec
+        while len(_CALLS_CACHE) > 8:
+            _CALLS_CACHE.popitem(last=False)
+    else:
+        _CALLS_CACHE.move_to_end(case.calls)
+    return rec
+
+
+class _Memo:
+    """Answers calls of the functions an edit cannot reach (``names``, from
+    :class:`recon.mutation.callgraph.CallGraph`) from the reference's recorded calls on one
+    scenario: a call whose pickled arguments equal a recorded call's gets that call's
+    result, unpickled afresh; any other call runs."""
+
+    def __init__(self, case: Case, names: frozenset[str]) -> None:
+        self.tables: dict[str, dict[bytes, bytes]] = {}
+        self.hits = 0
+        rec = _recorded(case) if names else None
+        if rec is None:
+            return
+        tables = rec.setdefault("memo", {})
+        for name in names:
+            entry = rec["functions"].get(name)
+            if entry is None:
+                continue
+            if name not in tables:
+                tables[name] = {before: after for before, after, kept in entry["calls"] if kept}
+            if tables[name]:
+                self.tables[name] = tables[name]
+
+    def wrap(self, namespace: dict[str, Any]) -> None:
+        import functools  # noqa: PLC0415
+        import io  # noqa: PLC0415
+        import pickle  # noqa: PLC0415
+
+        here = str(namespace.get("__name__", ""))
+
+        class Unpickler(pickle.Unpickler):
+            # a class the reference defines was recorded under the module name of the
+            # reference's run; it is this run's class now (an edit inside a class shares nothing)
+            def find_class(self, module: str, name: str) -> Any:
+                if module.startswith(_RUN_MODULE) and here:
+                    return namespace[name] if name in namespace else super().find_class(module, name)
+                return super().find_class(module, name)
+
+        for name, table in self.tables.items():
+            f = namespace.get(name)
+            if not isinstance(f, types.FunctionType):
+                continue
+
+            def make(f: Any, table: dict[bytes, bytes]) -> Any:
+                @functools.wraps(f)
+                def memoized(*args: Any, **kwargs: Any) -> Any:
+                    key = _pickled((args, kwargs))
+                    after = None if key is None else table.get(key)
+                    if after is not None:
+                        try:
+                            result = Unpickler(io.BytesIO(after)).load()[0]
+                        except Exception:  # noqa: BLE001 - cannot rebuild the result here: run the call
+                            return f(*args, **kwargs)
+                        self.hits += 1
+                        return result
+                    return f(*args, **kwargs)
+                return memoized
+
+            namespace[name] = make(f, table)
 
 
 def _replay_same(code: types.CodeType, function: str, case: Case, config: WorkerConfig) -> bool:
@@ -319,19 +468,9 @@ def _replay_same(code: types.CodeType, function: str, case: Case, config: Worker
     the reference made on this scenario (see _Recorder). False when it cannot tell."""
     import pickle  # noqa: PLC0415
 
-    if case.calls is None:
-        return False
-    rec = _CALLS_CACHE.get(case.calls)
+    rec = _recorded(case)
     if rec is None:
-        try:
-            rec = pickle.loads(Path(case.calls).read_bytes())
-        except (OSError, pickle.UnpicklingError, EOFError):
-            return False
-        _CALLS_CACHE[case.calls] = rec
-        while len(_CALLS_CACHE) > 8:
-            _CALLS_CACHE.popitem(last=False)
-    else:
-        _CALLS_CACHE.move_to_end(case.calls)
+        return False
     entry = rec["functions"].get(function)
     if entry is None or entry["seconds"] > REPLAY_SHARE * rec["total"]:
         return False
@@ -344,7 +483,7 @@ def _replay_same(code: types.CodeType, function: str, case: Case, config: Worker
         f = module.__dict__.get(function)
         if not isinstance(f, types.FunctionType):
             return False
-        for before, after in entry["calls"]:
+        for before, after, _ in entry["calls"]:
             args, kwargs = pickle.loads(before)
             result = f(*args, **kwargs)
             want, want_args, want_kwargs = pickle.loads(after)
@@ -465,7 +604,7 @@ def _gen(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
     calls = recorder.save(Path(payload["dir"]) / "calls.pkl", seconds) if ref[0] == SURVIVED else None
     return {"document": doc, "truth": truth, "oracle_seconds": oracle_seconds, "ref_seconds": seconds,
             "covered": sorted(covered), "infected": None if infected is None else sorted(infected),
-            "calls": calls, "ref_status": ref[0], "ref_detail": ref[1]}
+            "calls": calls, "ref_status": ref[0], "ref_detail": ref[1], "ref_deviation": ref[2]}
 
 
 def past(epoch: float | None) -> bool:
@@ -486,6 +625,7 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
     patient = set(payload.get("patient", ()))  # cases a worker died on: confirm with more time
     slow = bool(payload.get("slow"))          # a timeout of this mutant was confirmed already
     deadline = payload.get("deadline")        # wall-clock epoch after which no case starts
+    memo_names = frozenset(payload.get("memo", ()))   # functions the edit cannot reach (see _Memo)
     for case in payload["cases"]:
         if past(deadline):
             break
@@ -496,7 +636,8 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
             if _replay_same(code, scope, case, config):
                 conn.send(("unit", task_id, Verdict(case.index, SURVIVED, REPLAYED, 0.0, time.perf_counter() - t0)))
                 continue
-        value, problem, seconds = runner.call(code, case.document, limit)
+        memo = _Memo(case, memo_names)
+        value, problem, seconds = runner.call(code, case.document, limit, wrap=memo.wrap if memo.tables else None)
         if problem is not None and is_timeout(problem) and case.index not in patient and not slow:
             # a timeout counts only when it repeats with more time (see the module docstring)
             limit = case.timeout * CONFIRM_FACTOR
@@ -507,10 +648,10 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
         elif problem is not None and is_timeout(problem) and case.index in patient:
             problem = f"{problem} (after a worker death on it: the second run)"
         if problem is not None:
-            v = Verdict(case.index, CONTRACT, problem, DEVIATION_CAP, seconds)
+            v = Verdict(case.index, CONTRACT, problem, DEVIATION_CAP, seconds, memo.hits)
         else:
             status, detail, dev = judge(config.fields, value, case.truth)
-            v = Verdict(case.index, status, detail, dev, seconds)
+            v = Verdict(case.index, status, detail, dev, seconds, memo.hits)
         conn.send(("unit", task_id, v))
         # A crash or a timeout is taken to repeat on every scenario: it ends the count at once.
         kills += (stop_after or 1) if v.status == CONTRACT else int(v.killed)

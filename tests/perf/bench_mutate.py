@@ -72,3 +72,54 @@ def test_random_versus_stress_selection(name: str, record: Callable[..., None], 
         record(f"{name} {strategy}: build time", t_build, unit="s",
                detail=f"selection {rep.timings['selection']:.1f} s")
     assert reports["stress"].summary()["killed_hidden"] >= reports["random"].summary()["killed_hidden"]
+
+
+SHARED = [t for t in os.environ.get("RECON_PERF_SHARED", "").split(",") if t] or [
+    "lidar_icp", "acoustic_beamforming"]
+
+
+@pytest.mark.parametrize("name", SHARED)
+def test_shared_work_across_mutants(name: str, record: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same 60 mutants on the same 16 scenarios until their first kill, with calls the
+    edit cannot reach answered from the reference's record and without: the wall time of
+    the runs, the workers' CPU seconds (generation included, the same in both), and the
+    verdicts, which must agree."""
+    import resource
+
+    from recon import Registry
+    from recon.mutation import Engine, callgraph
+    from recon.mutation.operators import subsample
+    from recon.sweep import SweepSpec, pool_scenarios
+
+    oracle = Registry.default(entry_points=False).get(name)
+    scenarios = pool_scenarios(oracle, SweepSpec(), 16, seed=7)
+
+    def children_cpu() -> float:
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    wall: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+    verdicts: dict[str, dict[tuple[str, str], bool]] = {}
+    for mode in ("shared", "plain"):
+        if mode == "plain":
+            monkeypatch.setattr(callgraph.CallGraph, "unaffected", lambda self, scope: frozenset())
+        c0 = children_cpu()
+        with Engine(oracle, workers=2) as eng:
+            idx = eng.add_scenarios(scenarios, "pool")
+            eng.generate()
+            mutants = subsample(eng.make_mutants(), 60)
+            t0 = time.perf_counter()
+            eng.evaluate([(m, idx) for m in mutants], stop_after=1)
+            wall[mode] = time.perf_counter() - t0
+            answered = eng.memoized
+        cpu[mode] = children_cpu() - c0   # the workers are reaped when the engine closes
+        verdicts[mode] = {(m.key, eng.cases[i].scenario.id): v.killed for m in mutants for i in idx
+                          if (v := eng.verdicts.get((m.id, i))) is not None and not v.detail.startswith("timed out")}
+        if mode == "shared":
+            assert answered > 0
+    common = verdicts["shared"].keys() & verdicts["plain"].keys()
+    assert len(common) > 100 and all(verdicts["shared"][k] == verdicts["plain"][k] for k in common)
+    record(f"mutant runs of {name}: wall with shared work / without", wall["shared"] / wall["plain"],
+           goal="< 1", detail=f"{wall['shared']:.0f} s vs {wall['plain']:.0f} s; workers {cpu['shared']:.0f} vs "
+                               f"{cpu['plain']:.0f} CPU s; 60 mutants x 16 scenarios, until the first kill")
