@@ -257,13 +257,7 @@ def build_task(
     public, hidden = sel.public, sel.hidden
     rep = sel.report or {}
     if log is not None and (rep.get("unrevealed") or rep.get("program_runs_not_made")):
-        undone = int(rep.get("program_runs_not_made") or 0)
-        names = ", ".join(rep.get("unrevealed") or [])
-        log(f"warning: the published scenarios do not show {len(rep.get('unrevealed') or [])} failure(s) of the "
-            f"revealed programs{f' ({names})' if names else ''}; "
-            + (f"{undone} of their runs were left undone by the budget (a larger --select-budget, or 0 for none, "
-               "runs them all)" if undone else
-               "no published candidate shows them (more public scenarios, --public N, leave the cover more room)"))
+        log(_unrevealed_warning(rep))
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
     verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.dependencies])))
     limits = Limits(wall=oracle.timeout, cpu=int(max(oracle.timeout * 2, 10)))
@@ -282,6 +276,27 @@ def build_task(
     except OSError as exc:
         raise BuildError(f"building {task_id} failed: {exc}; nothing was written to {target}") from None
     return BuildResult(target, runs, spec, secret_source)
+
+
+def _unrevealed_warning(rep: dict[str, Any]) -> str:
+    """The build's warning when the published scenarios do not show every failure of the
+    revealed programs: which, and why (see the selection report's ``unrevealed_seen``)."""
+    unrevealed = list(rep.get("unrevealed") or [])
+    seen = rep.get("unrevealed_seen") or {}
+    graded_only = [b for b in unrevealed if not seen.get(b, {}).get("publishable")]
+    names = ", ".join(f"{b} (seen only on graded scenarios)" if b in graded_only else b for b in unrevealed)
+    text = (f"warning: the published scenarios do not show {len(unrevealed)} failure(s) of the revealed programs"
+            + (f" ({names})" if names else ""))
+    undone = int(rep.get("program_runs_not_made") or 0)
+    if undone:
+        return text + (f"; {undone} of their runs were left undone by the budget (a larger --select-budget, "
+                       "or 0 for none, runs them all)")
+    reasons = []
+    if graded_only:
+        reasons.append("no scenario the cover may publish shows those seen only on graded scenarios")
+    if len(graded_only) < len(unrevealed):
+        reasons.append("the public slots ran out before the others")
+    return text + "; " + " and ".join(reasons) + " (more public scenarios, --public N, give the cover more room)"
 
 
 def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec: SweepSpec, key: bytes,

@@ -79,19 +79,37 @@ def test_reveal_runs_the_programs_where_probes_may_land_not_only_on_hidden_candi
                                                                                       tmp_path: Path) -> None:
     """A program wrong at a single point, one of the probe draws the build makes for
     revealing (and no hidden candidate): the selection sees the failure, and since no
-    published scenario can show a single point it says so instead of staying silent."""
-    plain = load_task(build_task(registry, "tiny_series", tmp_path / "plain", n_public=4, n_hidden=10, probes=6,
+    drawn public candidate can show a single point, it publishes that draw, which no
+    grading uses."""
+    plain = load_task(build_task(registry, "tiny_series", tmp_path / "plain", n_public=8, n_hidden=10, probes=6,
                                  select="random").path)
     spec = SweepSpec(**{k: plain.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
     [draw, *_] = probe_scenarios(registry.get("tiny_series"), spec, bytes.fromhex(plain.meta["task_key"]),
                                  REVEAL_NONCE, 6, [], [])
     point = _wrong(tmp_path, "point", f'abs(p["a"] - {draw.parameters["a"]!r}) < 1e-12')
-    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=10, probes=6, select="stress",
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=8, n_hidden=10, probes=6, select="stress",
                       reveal=[point]).path
     assert load_task(task).meta["task_key"] == plain.meta["task_key"]
     report = canonjson.read(task / "tests" / "selection.json")
     assert report["reveal_draws"] == 32 + 2 + 6   # candidates, the hidden set's random draws, one grading's probes
-    assert report["revealed"] == [f"{point}: count"] and report["unrevealed"] == [f"{point}: count"]
+    assert report["revealed"] == [f"{point}: count"] and report["unrevealed"] == []
+    assert report["public_from_draws"] == 1
+    built = load_task(task)
+    assert [sd.parameters for sd in built.public() if sd.parameters == draw.parameters] == [draw.parameters]
+    # a failure seen only on a graded scenario is never answered by publishing it
+    [graded, *_] = [sd.parameters for sd in built.hidden() if 0.5 < sd.parameters["a"] < 4.0]   # off the edges
+    spot = _wrong(tmp_path, "spot", f'abs(p["a"] - {graded["a"]!r}) < 1e-12')
+    lines: list[str] = []
+    again = load_task(build_task(registry, "tiny_series", tmp_path / "again", n_public=8, n_hidden=10, probes=6,
+                                 select="stress", reveal=[spot], log=lines.append).path)
+    assert graded in [sd.parameters for sd in again.hidden()]
+    report = canonjson.read(again.root / "tests" / "selection.json")
+    assert report["unrevealed"] == [f"{spot}: count"] and report["public_from_draws"] == 0
+    assert report["unrevealed_seen"] == {f"{spot}: count": {"graded": 1, "publishable": 0}}
+    assert report["more_draws"] == 2 * 8   # two rounds of fresh draws no grading uses: a single point shows on none
+    [warning] = [line for line in lines if line.startswith("warning:")]
+    assert f"{spot}: count (seen only on graded scenarios)" in warning and "may publish" in warning
+    assert graded not in [sd.parameters for sd in again.public()]
 
 
 def test_the_cli_audits_programs_and_exits_1_on_hidden_only_failures(registry: Registry, tmp_path: Path) -> None:

@@ -20,7 +20,12 @@ of the same kinds, by what they catch:
   unavoidable hidden-only kill. Independent programs a spec reveals (``reveal``) are
   treated like the mutants: they run on the chosen hidden set, its random draws, the
   other candidates and one grading's worth of probe draws, and every field one of them
-  gets wrong there must be wrong on some published scenario too.
+  gets wrong there must be wrong on some published scenario too. What no drawn public
+  candidate shows, a draw no grading uses may: the hidden candidates left out of the
+  hidden set and those probe draws (drawn with a nonce no grading uses) are public
+  candidates of last resort, before the search; a failure seen on graded scenarios only
+  gets up to two more rounds of such draws, on which only the programs that still have
+  one run.
 
 The kill information comes from :class:`recon.mutation.engine.Engine`, on a deterministic sample
 of ``max_mutants`` mutants. A mutant is run on the candidates in pool order until its
@@ -74,10 +79,11 @@ PUBLIC_FACTOR = 3
 #: candidates' generation when it counted that too.)
 SELECTION_BUDGET = 75.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 6
+SELECTION_ALGORITHM = 7
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
+MORE_DRAWS = 2           # rounds of fresh draws (nonces REVEAL_NONCE-2, -3) for failures seen only on graded scenarios
 SHOW_TRIES = 16          # public candidates tried, nearest first, for each failure of a revealed program
 SHOW_WANT = 3            # ... until this many show it (the cover then has a choice)
 BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
@@ -442,6 +448,7 @@ def stress_selection(
         # candidates and one grading's worth of probe draws (a nonce no grading uses), in
         # that order (the budget may end the list early; the report counts what it left).
         R = [*chosen_h, *(c for c in H if c not in chosen_h)]
+        graded: set[int] = set(chosen_h)   # of R, what gradings use (the rest may be published)
         if reveal:
             draws = [dataclasses.replace(sc, id=f"reveal_{i + 1}") for i, sc in enumerate(
                 [*hid_random, *probe_scenarios(oracle, spec, key, REVEAL_NONCE, spec.probes, pub_pool,
@@ -450,6 +457,7 @@ def stress_selection(
             eng.generate()
             _reference_agrees(eng, oracle)
             R = [*chosen_h, *D[:len(hid_random)], *(c for c in H if c not in chosen_h), *D[len(hid_random):]]
+            graded |= set(D[:len(hid_random)])
         shows.run(R)
         behaviours = shows.caught(R)   # (program, field) pairs the hidden set or a probe may catch
         points.update({c: unit_point(axes, eng.cases[c].scenario.parameters) for c in R})
@@ -483,6 +491,39 @@ def stress_selection(
             cands = [*P, *X]
             rows = cover_rows(cands)
             chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
+        spare = [c for c in R if c not in graded and c not in set(cands)]
+        if uncovered and spare:
+            # What no drawn public candidate shows may show on the build's own draws that no
+            # grading uses: the hidden candidates left out of the hidden set and the revealing
+            # probe draws. They are generated and every program ran on them: publishing one
+            # costs nothing and says nothing about a graded scenario.
+            cands = [*cands, *spare]
+            rows = cover_rows(cands)
+            chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
+        more_draws = 0
+        for round_ in range(2, 2 + MORE_DRAWS):
+            # A failure no candidate shows was seen on graded scenarios only: a rare
+            # behaviour. Fresh probe draws under a nonce no grading uses are independent
+            # draws from the generator a grading draws from: the programs that still have
+            # such a failure run on them, and one that shows it may be published.
+            unshown = [b for b, cs in shows.rows_by_name(behaviours, cands).items() if not cs]
+            if not unshown or shows.spent():
+                break
+            fresh = [dataclasses.replace(sc, id=f"reveal_{round_}_{i + 1}") for i, sc in enumerate(
+                probe_scenarios(oracle, spec, key, f"{REVEAL_NONCE}-{round_}", max(spec.probes, 8), pub_pool,
+                                [pc.scenario for pc in eng.cases]))]
+            say(f"stress selection: {len(unshown)} failure(s) of revealed programs seen only on graded scenarios; "
+                f"{len(fresh)} more draws no grading uses")
+            M = eng.add_scenarios(fresh, "reveal-draws")
+            more_draws += len(M)
+            eng.generate()
+            _reference_agrees(eng, oracle)
+            points.update({c: unit_point(axes, eng.cases[c].scenario.parameters) for c in M})
+            shows.run_programs(sorted({label for label, _ in unshown}), M)
+            spare += M
+            cands = [*cands, *M]
+            rows = cover_rows(cands)
+            chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
         if uncovered and len(chosen_p) < n_pub and search_examples and left() > 0:
             # still shown by no candidate: search for a public scenario that kills them
             # (seeded by the spec, never by the key: public scenarios stay unkeyed)
@@ -510,6 +551,11 @@ def stress_selection(
         shows.show(behaviours, R, chosen_p, points, tries=None)   # exactly: which failures the chosen set shows
         unrevealed = sorted(f"{label}: {fld}" for (label, fld), cs in shows.rows_by_name(behaviours, chosen_p).items()
                             if not cs)
+        # where each of them was seen: only on scenarios gradings use, or also on draws the
+        # cover could have published (then the public slots ran out)
+        seen_at = {f"{label}: {fld}": cs for (label, fld), cs in shows.rows_by_name(behaviours, R).items()}
+        unrevealed_seen = {b: {"graded": len(seen_at[b] & graded), "publishable": len(seen_at[b] - graded)}
+                           for b in unrevealed}
         public = [dataclasses.replace(eng.cases[c].scenario, id=f"public_{i + 1}")
                   for i, c in enumerate(sorted(chosen_p))]
         targeted = [eng.cases[c].scenario for c in sorted(chosen_h)]
@@ -518,6 +564,7 @@ def stress_selection(
             "strategy": "stress",
             "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(),
             "candidates": {"public": len(P) + len(extra_pool), "hidden": len(H)},
+            "public_from_draws": sum(c in set(spare) for c in chosen_p),
             "hidden": {"targeted": len(targeted), "random": len(hid_random)},
             "mutants": len(mutants),
             "killed_by_hidden": len(killed_h),
@@ -528,8 +575,10 @@ def stress_selection(
             # of the same reference sees (it skips their search for a killing scenario)
             "killable": sorted(m.key for m in mutants if eng.kills(m.id, list(range(len(eng.cases))))),
             "reveal_draws": len(R),
+            "more_draws": more_draws,
             "revealed": sorted(f"{label}: {fld}" for label, fld in behaviours),
             "unrevealed": unrevealed,
+            "unrevealed_seen": unrevealed_seen,
             "runs": eng.runs,
             "pruned_runs": eng.pruned,
             "memoized_runs": eng.memoized,
@@ -671,6 +720,16 @@ class _Revealer:
                 self.skipped += sum(len(o) for o in queues.values())
                 break
             self._run_pairs(batch, deadline)
+
+    def spent(self) -> bool:
+        """Whether the programs' budget is spent."""
+        stop = self._deadline(1.0)
+        return stop is not None and time.perf_counter() >= stop
+
+    def run_programs(self, labels: Sequence[str], cases: Sequence[int]) -> None:
+        """The programs named ``labels`` on ``cases``, within the budget."""
+        index = {label: i for i, (label, _) in enumerate(self.programs)}
+        self._run_pairs([(index[label], c) for c in cases for label in labels], self._deadline(1.0))
 
     def caught(self, cases: Sequence[int]) -> list[tuple[str, str]]:
         """(program, field) pairs some of ``cases`` catches."""
