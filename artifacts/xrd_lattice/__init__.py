@@ -181,7 +181,7 @@ def _write_evidence(evidence: Path, out: dict[str, Any], detail: dict[str, Any])
 
 @oracle(
     name="xrd_lattice",
-    version="1.0.0",
+    version="1.1.0",
     title="Powder XRD: indexing, lattice refinement, strain and crystallite size",
     domain="materials science",
     toolkit=["numpy", "scipy"],
@@ -212,7 +212,9 @@ def _write_evidence(evidence: Path, out: dict[str, Any], detail: dict[str, Any])
         "peak_counts": Float(300.0, 30000.0, log=True, doc="counts at the top of the strongest peak above "
                                                            "background (sets the noise)"),
         "step_deg": Choice([0.01, 0.015, 0.02, 0.025], doc="2-theta step of the scan, degrees"),
-        "two_theta_max": Float(90.0, 125.0, doc="end of the scan, degrees 2-theta (it starts at 20)"),
+        # 4 significant digits (0.1 degree): a scan end drawn finer lands on the 2-theta grid
+        # every published pattern prints, so a hidden one would read as leaked
+        "two_theta_max": Float(90.0, 125.0, digits=4, doc="end of the scan, degrees 2-theta (it starts at 20)"),
         "impurity": Bool(doc="whether a secondary phase adds a few weak peaks"),
         "seed": Seed(doc="seed of the instrument profile, background, impurity peaks and counting noise"),
     },
