@@ -232,3 +232,21 @@ def test_only_calls_that_act_through_arguments_and_result_are_answered(tmp_path:
     memo = _Memo(case, frozenset({"expensive", "noisy", "order", "normalise", "stats"}))
     again, problem, _ = runner.call(code, doc, 30.0, wrap=memo.wrap)
     assert problem is None and again == value and memo.hits == 3
+
+
+def test_a_result_sharing_an_argument_is_never_answered() -> None:
+    """In the reference's run such a result and its argument change together; a result
+    rebuilt from the record would not."""
+    import numpy as np
+
+    from recon.mutation.worker import _shares
+
+    class Box:
+        def __init__(self, arr: object) -> None:
+            self.arr = arr
+
+    a = np.arange(10.0)
+    args = ((a,), {})
+    assert _shares(a, args) and _shares([a], args) and _shares(a[::2], args) and _shares(Box(a[1:]), args)
+    assert not _shares(a.copy(), args) and not _shares(Box(a.copy()), args) and not _shares([1.0, "x"], args)
+

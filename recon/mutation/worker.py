@@ -363,6 +363,9 @@ def _shares(result: Any, args: Any) -> bool:
             return all(leaves(x, depth + 1, out) for x in v.values())
         if isinstance(v, (list, tuple, set, frozenset)):
             return all(leaves(x, depth + 1, out) for x in v)
+        if isinstance(getattr(v, "__dict__", None), dict) and not isinstance(v, (type, types.ModuleType,
+                                                                               types.FunctionType)):
+            return all(leaves(x, depth + 1, out) for x in vars(v).values())   # an object's fields
         return True
 
     mine: list[Any] = []
