@@ -31,16 +31,21 @@ _READERS = frozenset({"get", "items", "keys", "values", "copy", "index", "count"
                       "size", "startswith", "endswith", "format", "join", "split"})
 
 
-def _read_only(tree: ast.Module, name: str) -> bool:
+def _parents(tree: ast.Module) -> dict[int, ast.AST]:
+    """Each node's parent, by the child's id."""
+    parents: dict[int, ast.AST] = {}
+    for node in ast.walk(tree):
+        for child in ast.iter_child_nodes(node):
+            parents[id(child)] = node
+    return parents
+
+
+def _read_only(tree: ast.Module, name: str, parents: dict[int, ast.AST]) -> bool:
     """Whether module-level ``name`` (bound once) is only ever read: each use is an item
     or a non-mutating attribute of it (``X[k]``, ``X.get(k)``, ``X.items()``), an
     iteration over it, a membership test or ``len(X)``; its items are never written or
     called with a method that could change them. Anything else -- passing ``X`` itself
     to a call, aliasing it, writing ``X[k] = v`` -- makes it state."""
-    parents: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            parents[id(child)] = node
     for stmt in tree.body:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and any(
                 isinstance(t, ast.Name) and t.id == name
@@ -142,8 +147,9 @@ class CallGraph:
         # an import, or one binding to an immutable constant, is safe; a table bound once and
         # only ever read (a dict of room sizes) too; anything rebound or written is state
         once = {n for n, c in bound.items() if c == 2}
+        parents = _parents(tree) if once else {}
         self.state = ({n for n, c in bound.items() if c > 2} | (set(bound) & (self.functions | self.classes))
-                      | {n for n in once if not _read_only(tree, n)})
+                      | {n for n in once if not _read_only(tree, n, parents)})
 
     def _node(self, name: str, node: ast.AST) -> None:
         used: set[str] = set()

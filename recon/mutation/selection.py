@@ -491,7 +491,8 @@ def stress_selection(
             cands = [*P, *X]
             rows = cover_rows(cands)
             chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
-        spare = [c for c in R if c not in graded and c not in set(cands)]
+        in_cands = set(cands)
+        spare = [c for c in R if c not in graded and c not in in_cands]
         if uncovered and spare:
             # What no drawn public candidate shows may show on the build's own draws that no
             # grading uses: the hidden candidates left out of the hidden set and the revealing
@@ -564,7 +565,7 @@ def stress_selection(
             "strategy": "stress",
             "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(),
             "candidates": {"public": len(P) + len(extra_pool), "hidden": len(H)},
-            "public_from_draws": sum(c in set(spare) for c in chosen_p),
+            "public_from_draws": len(set(spare) & set(chosen_p)),
             "hidden": {"targeted": len(targeted), "random": len(hid_random)},
             "mutants": len(mutants),
             "killed_by_hidden": len(killed_h),
