@@ -315,6 +315,76 @@ def test_no_engine_message_through_the_real_sdk(tmp_path: Path) -> None:
     assert exc.hint is not None and "--runtime local" in exc.hint and "dockerd" in exc.hint
 
 
+class _SlowEngine:
+    """An engine on a unix socket whose first ``slow`` requests each take ``delay`` seconds.
+
+    It answers the two calls a connect makes (``/version`` and ``/_ping``), enough for
+    the real SDK, like a daemon busy removing containers on a loaded machine.
+    """
+
+    def __init__(self, path: Path, *, slow: int, delay: float) -> None:
+        import http.server
+        import socketserver
+
+        engine = self
+        self.requests = 0
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def address_string(self) -> str:
+                return "unix"
+
+            def log_message(self, *_: Any) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                engine.requests += 1
+                if engine.requests <= slow:
+                    time.sleep(delay)
+                body = (b'{"ApiVersion": "1.43", "Version": "24.0.0"}' if self.path.endswith("/version")
+                        else b"OK")
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                except OSError:
+                    pass  # the client gave up waiting
+
+        class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
+            daemon_threads = True
+
+        self.server = Server(str(path), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_a_busy_engine_is_waited_for_and_an_absent_one_is_not(tmp_path: Path) -> None:
+    sock = tmp_path / "busy.sock"
+    engine = _SlowEngine(sock, slow=2, delay=1.5)
+    try:
+        env = {"DOCKER_HOST": f"unix://{sock}"}
+        # a wanted engine: two answers slower than the first ping's 1 s allowance, then it answers
+        client = rdocker.connect(environ=env, timeout=1.0, patience=20.0)
+        client.close()
+        assert engine.requests >= 3
+        # a probe does not wait: the same slowness is "no answer in time" at once
+        engine.requests = 0
+        t0 = time.perf_counter()
+        with pytest.raises(RuntimeUnavailable, match="no answer in time"):
+            rdocker.connect(environ=env, timeout=1.0, patience=0.0)
+        assert time.perf_counter() - t0 < 1.4
+    finally:
+        engine.close()
+    # gone: refused or missing fails at once, however much patience there is
+    t0 = time.perf_counter()
+    with pytest.raises(RuntimeUnavailable):
+        rdocker.connect(environ={"DOCKER_HOST": f"unix://{sock}"}, timeout=1.0, patience=60.0)
+    assert time.perf_counter() - t0 < 5
+
+
 def test_engine_available_is_false_cached_and_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/none.sock")
     monkeypatch.setattr(rdocker, "_engine_cache", {})

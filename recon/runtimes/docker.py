@@ -29,6 +29,7 @@ import shlex
 import stat
 import tarfile
 import tempfile
+import time
 import tomllib
 import warnings
 from dataclasses import dataclass, field
@@ -44,6 +45,8 @@ __all__ = [
 
 DEFAULT_URL = "unix:///var/run/docker.sock"
 PROBE_TIMEOUT = 3.0        # seconds the engine has to answer a ping
+SLOW = "no answer in time"  # the one failure worth waiting out: the engine is there, but busy
+ENGINE_PATIENCE = 45.0     # seconds a wanted engine that is slow to answer (busy, not absent) is waited for
 API_TIMEOUT = 600          # seconds for ordinary API calls once connected (archives can be large)
 AGENTS = ("oracle", "nop")
 LOG_TAIL_LINES = 6
@@ -81,7 +84,7 @@ def engine_available(*, refresh: bool = False, timeout: float = PROBE_TIMEOUT) -
         if url.startswith("unix://") and not os.path.exists(url[len("unix://"):]):
             ok = False
         else:
-            connect(timeout=timeout).close()
+            connect(timeout=timeout, patience=0.0).close()
             ok = True
     except Exception:  # noqa: BLE001 - a probe answers yes or no, whatever went wrong
         ok = False
@@ -121,17 +124,21 @@ def _why_unreachable(exc: BaseException) -> str:
         if isinstance(e, ConnectionRefusedError):
             return "connection refused"
         if isinstance(e, TimeoutError) or type(e).__name__ in ("ReadTimeout", "ConnectTimeout", "ReadTimeoutError"):
-            return "no answer in time"
+            return SLOW
         stack.extend(a for a in e.args if isinstance(a, BaseException))
         stack.extend(x for x in (e.__cause__, e.__context__) if x is not None)
     text = " ".join(str(exc).split())
     return text[:160] or type(exc).__name__
 
 
-def connect(*, environ: dict[str, str] | None = None, timeout: float = PROBE_TIMEOUT) -> Any:
+def connect(*, environ: dict[str, str] | None = None, timeout: float = PROBE_TIMEOUT,
+            patience: float = ENGINE_PATIENCE) -> Any:
     """A ``docker.DockerClient`` for the engine ``$DOCKER_HOST`` names, after a ping.
 
-    Raises :class:`RuntimeUnavailable` (one line and a fix) when no engine answers.
+    An engine that is there but slow to answer (a busy daemon on a loaded machine) is
+    pinged again, each time allowed twice as long, for up to ``patience`` seconds; an
+    absent one (no socket, connection refused) fails at once. Raises
+    :class:`RuntimeUnavailable` (one line and a fix) when no engine answers.
     """
     env = dict(os.environ if environ is None else environ)
     url = engine_url(env)
@@ -140,6 +147,21 @@ def connect(*, environ: dict[str, str] | None = None, timeout: float = PROBE_TIM
     except ImportError:  # pragma: no cover - docker is a dependency
         raise RuntimeUnavailable("the Docker SDK for Python is not installed",
                                  hint="pip install 'docker>=7,<8', or use --runtime bwrap or --runtime local") from None
+    deadline = time.monotonic() + patience
+    wait = timeout
+    while True:
+        client, failure = _ping(docker, env, wait)
+        if client is not None:
+            client.api.timeout = API_TIMEOUT
+            return client
+        left = deadline - time.monotonic()
+        if failure != SLOW or left <= 0:
+            raise RuntimeUnavailable(f"no Docker engine answered at {url} ({failure})", hint=no_engine_hint())
+        wait = min(2 * wait, max(left, timeout))
+
+
+def _ping(docker: Any, env: dict[str, str], timeout: float) -> tuple[Any, str | None]:
+    """One connect-and-ping: (client, None), or (None, why it failed)."""
     client = None
     failure: str | None = None
     with warnings.catch_warnings():
@@ -153,12 +175,10 @@ def connect(*, environ: dict[str, str] | None = None, timeout: float = PROBE_TIM
             failure = _why_unreachable(exc)
             if client is not None:
                 client.close()
+                client = None
         if failure is not None:
             gc.collect()  # finalise the leaked socket while its warning is ignored
-    if failure is not None or client is None:
-        raise RuntimeUnavailable(f"no Docker engine answered at {url} ({failure})", hint=no_engine_hint())
-    client.api.timeout = API_TIMEOUT
-    return client
+    return client, failure
 
 
 # --------------------------------------------------------------------------- task config
