@@ -131,14 +131,18 @@ class FieldAudit:
     graded_checked: int
     revealing: list[dict[str, Any]] = dataclasses.field(default_factory=list)   # pool scenarios showing it
     pool_failure_rate: float | None = None
+    explained: list[str] = dataclasses.field(default_factory=list)   # of graded_failed: an upstream field fails there too
 
     @property
     def hidden_only(self) -> bool:
-        return bool(self.graded_failed) and not self.public_failed
+        """Failing on graded cells while passing on every public scenario, at least once
+        without an upstream failure the public scenarios show beside it."""
+        return not self.public_failed and any(c not in self.explained for c in self.graded_failed)
 
     def to_json(self) -> dict[str, Any]:
         return {"field": self.field, "public_failed": self.public_failed, "graded_failed": self.graded_failed,
                 "graded_checked": self.graded_checked, "hidden_only": self.hidden_only,
+                "explained_by_upstream": self.explained,
                 "revealing": self.revealing, "pool_failure_rate": self.pool_failure_rate}
 
 
@@ -188,19 +192,27 @@ class AuditReport:
             bad = p.hidden_only
             failing = sorted(n for n, f in p.fields.items() if f.graded_failed)
             head = f"  {p.label}: fails {len(failing)} field(s) on the graded set"
-            head += f"; {len(bad)} hidden-only" if bad else "; every one also fails publicly"
+            beside = any(f.explained and not f.public_failed for f in p.fields.values())
+            head += (f"; {len(bad)} hidden-only" if bad else "; every one also fails publicly"
+                     + (" or only beside a published failure of a field it is computed from" if beside else ""))
             if p.contract:
                 head += f"; no usable output on {len(p.contract)} scenario(s)"
             lines.append(head)
             for f in bad:
-                cells = ", ".join(f.graded_failed[:4]) + (f" (+{len(f.graded_failed) - 4})" if len(f.graded_failed) > 4 else "")
-                lines.append(f"    {f.field}: fails {cells}; passes it on every public scenario")
+                own = [c for c in f.graded_failed if c not in f.explained]
+                cells = ", ".join(own[:4]) + (f" (+{len(own) - 4})" if len(own) > 4 else "")
+                beside = f" (and {len(f.explained)} beside a published upstream failure)" if f.explained else ""
+                lines.append(f"    {f.field}: fails {cells}{beside}; passes it on every public scenario")
                 if f.revealing:
                     rate = f" ({100 * f.pool_failure_rate:.0f} % of the pool)" if f.pool_failure_rate is not None else ""
                     lines.append(f"      shown by {len(f.revealing)} pool scenario(s){rate}, e.g. "
                                  + canonjson.dumps_compact(f.revealing[0]["parameters"])[:160])
                 else:
                     lines.append(f"      no scenario of a {self.pool_size}-scenario pool shows it")
+            for n, f in sorted(p.fields.items()):
+                if f.explained and not f.public_failed and not f.hidden_only:
+                    lines.append(f"    {n}: fails {len(f.explained)} graded cell(s), each where a field it is computed "
+                                 "from fails too, as it does publicly (a consequence, not a hidden behaviour)")
         lines.append(f"verdict: {'fair' if self.fair else f'{self.hidden_only} hidden-only behaviour(s)'}")
         return "\n".join(lines)
 
@@ -236,7 +248,7 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
             with SessionPool(rt, snap.path, t.limits, app_dir=t.app_dir) as sessions:
                 outcomes = run_outcomes(rt, snap.path, public + graded, t.limits, t.app_dir, fields, workers,
                                         sessions=sessions)
-            audit = _program_audit(label, outcomes, fields, len(public))
+            audit = _program_audit(label, outcomes, fields, len(public), oracle)
             if audit.hidden_only:
                 if pool is None:
                     spec = SweepSpec(**{k: t.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
@@ -255,9 +267,11 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
     return AuditReport(str(t.meta["task"]), list(nonces), len(graded), report_programs, pool_size)
 
 
-def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[str, Any]], n_public: int) -> ProgramAudit:
+def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[str, Any]], n_public: int,
+                   oracle: Oracle | None = None) -> ProgramAudit:
     per = {n: FieldAudit(n, [], [], 0) for n in fields}
     contract: dict[str, str] = {}
+    failing: dict[str, set[str]] = {}   # graded scenario id -> the fields failing there (usable output)
     for k, oc in enumerate(outcomes):
         is_public = k < n_public
         if not oc.ok:
@@ -275,6 +289,13 @@ def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[s
                 per[n].graded_checked += 1
                 if not ok:
                     per[n].graded_failed.append(oc.graded.id)
+                    failing.setdefault(oc.graded.id, set()).add(n)
+    if oracle is not None and oracle.upstream:
+        # a failure beside a published upstream failure is its consequence, not a hidden
+        # behaviour (a run without usable output is one of its own: never explained)
+        shown = {n for n, f in per.items() if f.public_failed}
+        for n, f in per.items():
+            f.explained = [c for c in f.graded_failed if c in failing and oracle.explained(n, failing[c], shown)]
     return ProgramAudit(label, per, contract, len(outcomes))
 
 

@@ -24,7 +24,7 @@ import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from . import canonjson, compare
 from .axes import Axis
@@ -77,6 +77,16 @@ class Oracle:
     requires: tuple[str, ...] = ()
     evidence_reveals: dict[str, str] = field(default_factory=dict)
     evidence_level: str = "trace"
+    upstream: dict[str, frozenset[str]] = field(default_factory=dict)   # field -> every field it is computed from
+
+    def explained(self, name: str, failing: Iterable[str], shown: Iterable[str]) -> bool:
+        """Whether a failure of output ``name`` on one scenario is explained by another
+        failure there: some field ``name`` is computed from (``upstream=``, transitively)
+        fails on that scenario too (``failing``) and is a failure the published scenarios
+        show (``shown``). Fixing what they show may well fix ``name`` there; a failure of
+        ``name`` with no such companion is a behaviour of its own."""
+        ups = self.upstream.get(name)
+        return bool(ups) and not ups.isdisjoint(set(failing) & set(shown))
 
     # -- what the decorated function still does -------------------------------------
     def __call__(self, params: dict[str, Any], evidence: Path | str, inputs: dict[str, Path] | None = None) -> dict[str, Any]:
@@ -278,6 +288,40 @@ def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
+def _upstream(decl: Any, outputs: dict[str, Output],
+              fail: Callable[[str, str], PluginError]) -> dict[str, frozenset[str]]:
+    """``upstream=`` checked and transitively closed: every name an output, no cycles."""
+    if decl is None:
+        return {}
+    example = 'e.g. upstream={"n_sources": ["masked_pixels"]}'
+    if not isinstance(decl, dict):
+        raise fail(f"upstream={decl!r} must be a dict of output -> the outputs it is computed from", example)
+    direct: dict[str, set[str]] = {}
+    for name, ups in decl.items():
+        if name not in outputs:
+            raise fail(f"upstream names {name!r}, which is not an output (outputs: {sorted(outputs)})", example)
+        if isinstance(ups, str) or not isinstance(ups, (list, tuple, set, frozenset)):
+            raise fail(f"upstream[{name!r}] = {ups!r} must be a list of output names", example)
+        unknown = sorted(u for u in ups if u not in outputs)
+        if unknown:
+            raise fail(f"upstream[{name!r}] names {unknown}, which are not outputs", example)
+        direct[name] = set(ups)
+    closed: dict[str, frozenset[str]] = {}
+    for name in direct:
+        seen: set[str] = set()
+        stack = list(direct[name])
+        while stack:
+            u = stack.pop()
+            if u not in seen:
+                seen.add(u)
+                stack.extend(direct.get(u, ()))
+        if name in seen:
+            raise fail(f"upstream has a cycle through {name!r}",
+                       "an output is computed from earlier stages' outputs, never from itself")
+        closed[name] = frozenset(seen)
+    return closed
+
+
 def oracle(
     *,
     name: str,
@@ -297,6 +341,7 @@ def oracle(
     stages: list[str] | tuple[str, ...] = (),
     baselines: str | Path | None = None,
     timeout: float = 30.0,
+    upstream: dict[str, list[str] | tuple[str, ...]] | None = None,
 ) -> Callable[[Callable[..., dict[str, Any]]], Oracle]:
     """Declare a reference oracle (see DESIGN §2).
 
@@ -322,6 +367,11 @@ def oracle(
     the submission receives for every scenario. ``reference``: path (relative to the
     module) of a standalone ``reconstruct.py`` reproducing the oracle. ``timeout``:
     seconds one submission run may take.
+
+    ``upstream``: output -> the outputs it is computed from (private; transitively
+    closed). The fairness audit and stress selection read it: a program's failure of a
+    field on a graded scenario where an upstream field fails too, and is shown failing
+    publicly, is a consequence of a published behaviour, not a hidden one.
     """
 
     def decorate(fn: Callable[..., dict[str, Any]]) -> Oracle:
@@ -460,6 +510,7 @@ def oracle(
             base_dir = (Path(file).parent / BASELINES_DIR).resolve()
         if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 3600):
             raise fail(f"timeout={timeout!r} must be seconds in (0, 3600]", "e.g. timeout=30")
+        closed = _upstream(upstream, outputs, fail)
         recipe = inspect.getdoc(fn) or ""
         if not recipe.strip():
             raise fail(f"{fn.__name__} has no docstring",
@@ -470,7 +521,7 @@ def oracle(
             axes=dict(axes), outputs=dict(outputs), fn=fn, description=str(description).strip(), recipe=recipe,
             source_file=file, source_line=line, inputs=inputs, input_docs=idocs, reference=ref_path, evidence=ev,
             stages=tuple(s.strip() for s in stages), baselines_dir=base_dir, timeout=float(timeout),
-            requires=tuple(requires), evidence_reveals=reveals, evidence_level=level,
+            requires=tuple(requires), evidence_reveals=reveals, evidence_level=level, upstream=closed,
         )
 
     return decorate

@@ -388,8 +388,12 @@ def fairness_row(task: Task, oracle: Oracle, runtime: Runtime, registry: Registr
         return ValidationRow("fairness", "0 hidden-only", 0, True,
                              "no baseline or independent program to audit")
     rep = audit_baselines(task, oracle, runtime=runtime, registry=registry, log=log)
-    bad = [f"{p.label}: {f.field} ({len(f.graded_failed)} cell(s))" for p in rep.programs for f in p.hidden_only]
-    detail = (f"{n} program(s) on {rep.graded} graded scenarios: every failure also shows publicly" if not bad
+    bad = [f"{p.label}: {f.field} ({len(f.graded_failed) - len(f.explained)} cell(s))"
+           for p in rep.programs for f in p.hidden_only]
+    beside = sum(len(f.explained) for p in rep.programs for f in p.fields.values() if not f.public_failed)
+    also = (f" ({beside} graded cell(s) fail only beside a published failure of a field they are computed from)"
+            if beside else "")
+    detail = (f"{n} program(s) on {rep.graded} graded scenarios: every failure also shows publicly{also}" if not bad
               else "hidden-only: " + "; ".join(bad[:4]) + " (recon audit lists the scenarios that would show them)")
     return ValidationRow("fairness", "0 hidden-only", len(bad), not bad, detail)
 

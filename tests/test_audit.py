@@ -1,6 +1,7 @@
 """The fairness audit, --reveal, and the power of a graded set, on a tiny fast oracle."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import subprocess
@@ -60,6 +61,71 @@ def test_the_audit_finds_hidden_only_failures_and_the_scenarios_that_would_show_
     assert not by["reference"].hidden_only and not any(f.graded_failed for f in by["reference"].fields.values())
     assert not report.fair and report.hidden_only == 1
     assert "count: fails" in report.render() and "shown by" in report.render()
+
+
+RETURN = '''    return {"terms": terms, "summary": summary, "count": sum(t > 1.0 for t in terms),
+            "rising": terms[-1] > terms[0]}'''
+
+
+def _program(tmp: Path, name: str, edits: str) -> Path:
+    """The reference with ``edits`` (lines run on its result ``out``, parameters ``p``)."""
+    ws = tmp / name
+    ws.mkdir()
+    lines = "".join(f"    {line}\n" for line in edits.splitlines())
+    assert RETURN in REFERENCE
+    (ws / "reconstruct.py").write_text(REFERENCE.replace(RETURN, "    out = " + RETURN.strip()[len("return "):]
+                                                         + "\n" + lines + "    return out"))
+    return ws
+
+
+def test_a_failure_beside_a_published_upstream_failure_is_its_consequence(registry: Registry, tmp_path: Path) -> None:
+    """``upstream=`` declares what each output is computed from: a program's graded
+    failure of ``count`` where ``summary`` (declared upstream of it) fails too, and fails
+    publicly, is not hidden-only; the same failure without that companion, or in a run
+    that gave no usable output, is."""
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=6, probes=2,
+                      select="random").path
+    top = max(sd.parameters["a"] for sd in load_task(task).public())
+    rare = f'p["a"] > {top + (4.0 - top) / 3:.4f}'
+    declared = Registry()
+    declared.register(dataclasses.replace(registry.get("tiny_series"), upstream={"count": frozenset({"summary"})}),
+                      "tiny_series with count computed from summary")
+    beside = _program(tmp_path, "beside", f'if p["a"] > 1.0:\n    out["summary"] *= 1.001\nif {rare}:\n'
+                                          '    out["count"] += 1')
+    alone = _program(tmp_path, "alone", f'if p["a"] < 1.0:\n    out["summary"] *= 1.001\nif {rare}:\n'
+                                        '    out["count"] += 1')
+    crash = _program(tmp_path, "crash", f'if p["a"] > 1.0:\n    out["summary"] *= 1.001\nif {rare}:\n'
+                                        '    raise SystemExit(3)')
+    programs = [("beside", beside), ("alone", alone), ("crash", crash)]
+    nonces = ["n1", "n2", "n3", "n4", "n5", "n6"]
+    report = audit_programs(task, programs, runtime="local", registry=declared, nonces=nonces, pool_size=0)
+    by = {p.label: p for p in report.programs}
+    count = by["beside"].fields["count"]
+    assert count.graded_failed and not count.public_failed and by["beside"].fields["summary"].public_failed
+    assert count.explained == count.graded_failed and not by["beside"].hidden_only
+    assert "count: fails" in report.render() and "a consequence, not a hidden behaviour" in report.render()
+    assert [f.field for f in by["alone"].hidden_only] == ["count"] and not by["alone"].fields["count"].explained
+    assert "count" in [f.field for f in by["crash"].hidden_only] and not by["crash"].fields["count"].explained
+    # without the declaration the same failure is hidden-only
+    plain = audit_programs(task, programs[:1], runtime="local", registry=registry, nonces=nonces, pool_size=0)
+    assert [f.field for f in plain.programs[0].hidden_only] == ["count"]
+
+
+def test_selection_reveals_the_cause_not_its_consequences(registry: Registry, tmp_path: Path) -> None:
+    """Stress selection reads ``upstream=`` as the audit does: what a revealed program
+    gets wrong only beside a failure of a field it is computed from needs no public
+    scenario of its own; the cause does."""
+    declared = Registry()
+    declared.register(dataclasses.replace(registry.get("tiny_series"), upstream={"count": frozenset({"summary"})}),
+                      "tiny_series with count computed from summary")
+    both = _program(tmp_path, "both", 'if p["a"] > 3.6:\n    out["summary"] *= 1.001\n    out["count"] += 1')
+    reports = {}
+    for label, reg in (("declared", declared), ("plain", registry)):
+        task = build_task(reg, "tiny_series", tmp_path / label, n_public=4, n_hidden=10, probes=2, select="stress",
+                          reveal=[both]).path
+        reports[label] = canonjson.read(task / "tests" / "selection.json")
+    assert reports["declared"]["revealed"] == [f"{both}: summary"] and reports["declared"]["unrevealed"] == []
+    assert reports["plain"]["revealed"] == [f"{both}: count", f"{both}: summary"]
 
 
 def test_reveal_makes_a_public_scenario_show_what_the_hidden_set_catches(registry: Registry, tmp_path: Path) -> None:

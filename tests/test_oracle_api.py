@@ -105,6 +105,11 @@ def test_decorated_function_stays_callable(tmp_path: Path) -> None:
     ({"evidence": {"cloud.las": " "}}, r"evidence 'cloud.las' has no description"),
     ({"stages": "voxel grid"}, r"stages='voxel grid' must be a list of stage names"),
     ({"baselines": "nowhere"}, r"baselines='nowhere' is not a folder"),
+    ({"upstream": ["y"]}, r"upstream=\['y'\] must be a dict of output -> the outputs it is computed from"),
+    ({"upstream": {"z": ["y"]}}, r"upstream names 'z', which is not an output"),
+    ({"upstream": {"y": "y"}}, r"upstream\['y'\] = 'y' must be a list of output names"),
+    ({"upstream": {"y": ["w"]}}, r"upstream\['y'\] names \['w'\], which are not outputs"),
+    ({"upstream": {"y": ["y"]}}, r"upstream has a cycle through 'y'"),
 ])
 def test_broken_declarations_name_plugin_file_field_and_fix(overrides: dict, pattern: str) -> None:
     with pytest.raises(PluginError) as info:
@@ -115,6 +120,19 @@ def test_broken_declarations_name_plugin_file_field_and_fix(overrides: dict, pat
     import re
 
     assert re.search(pattern, message, re.S), message
+
+
+def test_upstream_is_closed_and_explains_only_beside_a_shown_failure() -> None:
+    outs = {n: Number(abs=1e-6, doc=n) for n in ("a", "b", "c", "d")}
+    o = _declare(outputs=outs, upstream={"c": ["b"], "b": ["a"]})
+    assert o.upstream == {"c": frozenset({"a", "b"}), "b": frozenset({"a"})}
+    assert o.explained("c", failing={"a", "c"}, shown={"a"})           # through b, transitively
+    assert not o.explained("c", failing={"c", "d"}, shown={"a", "d"})   # d is not upstream of c
+    assert not o.explained("c", failing={"a", "c"}, shown=set())        # a fails there, but never publicly
+    assert not o.explained("a", failing={"a", "b"}, shown={"b"})        # downstream never explains upstream
+    assert _declare().upstream == {}
+    with pytest.raises(PluginError, match="cycle through"):
+        _declare(outputs=outs, upstream={"a": ["c"], "c": ["b"], "b": ["a"]})
 
 
 def test_missing_docstring_is_refused() -> None:

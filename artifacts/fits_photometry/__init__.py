@@ -11,6 +11,7 @@ from typing import Any
 from recon import Choice, Evidence, Float, Int, Integer, Number, SequenceOf, Seed, oracle
 
 SATURATE = 42000.0     # ADU, where the detector's response ends
+GRID = ["mosaic_nx", "mosaic_ny", "mosaic_pixel_arcsec", "mosaic_ra_deg", "mosaic_dec_deg"]  # the common grid
 
 
 def _g4(v: float) -> float:
@@ -188,7 +189,7 @@ def _write_evidence(evidence: Path, out: dict[str, Any], detail: dict[str, Any])
 
 @oracle(
     name="fits_photometry",
-    version="1.0.0",
+    version="1.1.0",
     title="FITS mosaicking and aperture photometry",
     domain="astronomy",
     toolkit=["numpy", "scipy", "astropy"],
@@ -269,6 +270,22 @@ def _write_evidence(evidence: Path, out: dict[str, Any], detail: dict[str, Any])
                                 "summed weight map as extension WEIGHT (4 significant digits)", reveals="trace"),
     },
     evidence_level="summary",
+    # what each output is computed from: the rejected pixels feed the sky and the
+    # co-add; the grid and the co-add's coverage feed the detection; the detected and
+    # flagged sources feed the photometry
+    upstream={
+        "masked_pixels": ["cosmic_rays"],
+        "sky_rates": ["masked_pixels"],
+        "footprint_arcmin2": ["masked_pixels", *GRID],
+        "full_overlap_fraction": ["masked_pixels", *GRID],
+        "mosaic_noise": ["sky_rates", "masked_pixels", *GRID],
+        "n_sources": ["sky_rates", "footprint_arcmin2"],
+        "n_flagged": ["n_sources"],
+        "brightest_fluxes": ["n_sources", "n_flagged"],
+        "brightest_ra_deg": ["n_sources", "n_flagged"],
+        "brightest_dec_deg": ["n_sources", "n_flagged"],
+        "total_flux": ["n_sources", "n_flagged"],
+    },
     stages=["reject bad, saturated and cosmic-ray pixels (3x3 median contrast)",
             "sigma-clipped sky and noise per exposure; sky-subtracted surface brightness",
             "common grid by reproject.find_optimal_celestial_wcs",

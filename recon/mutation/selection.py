@@ -179,6 +179,7 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
         "probes": spec.probes if reveal else None, "code": oracle.source_digest(), "key": key.hex(),
         "budget": budget, "algorithm": SELECTION_ALGORITHM,
+        "upstream": {name: sorted(ups) for name, ups in sorted(oracle.upstream.items())},
         "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
@@ -618,6 +619,7 @@ class _Revealer:
         self.workers = max(1, workers)
         self.say = say
         self.fails: dict[tuple[int, int], set[str]] = {}   # (program index, case) -> failing fields
+        self.broken: set[tuple[int, int]] = set()          # ... of those, runs without usable output
         self.runs = 0
         self.skipped = 0     # runs the budget left undone
         self.budget = budget
@@ -660,27 +662,29 @@ class _Revealer:
             return
         fields = self.eng.fields
 
-        def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str] | None]:
+        def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str] | None, bool]:
             p, c = item
             case = self.eng.cases[c].case
             if case is None:
-                return item, set()
+                return item, set(), False
             if deadline is not None and time.perf_counter() >= deadline:
-                return item, None   # not run: the revealing budget is spent
+                return item, None, False   # not run: the revealing budget is spent
             doc = dict(case.document)
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
             res = self._pool(p).run(doc, inputs)
             value, why = (None, res.failure()) if res.failure() else compare.parse_stdout(res.stdout)
             if why is not None or value is None or compare.contract_errors(fields, value):
-                return item, set(fields)
-            return item, {n for n, sp in fields.items() if not compare.within(sp, value[n], case.truth[n])}
+                return item, set(fields), True
+            return item, {n for n, sp in fields.items() if not compare.within(sp, value[n], case.truth[n])}, False
 
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            for key, bad in pool.map(one, todo):
+            for key, bad, broken in pool.map(one, todo):
                 if bad is None:
                     self.skipped += 1
                     continue
                 self.fails[key] = bad
+                if broken:
+                    self.broken.add(key)
                 self.runs += 1
 
     def show(self, behaviours: Sequence[tuple[str, str]], seen: Sequence[int], cands: Sequence[int],
@@ -733,8 +737,13 @@ class _Revealer:
         self._run_pairs([(index[label], c) for c in cases for label in labels], self._deadline(1.0))
 
     def caught(self, cases: Sequence[int]) -> list[tuple[str, str]]:
-        """(program, field) pairs some of ``cases`` catches."""
-        out = {(self.programs[p][0], f) for (p, c), bad in self.fails.items() if c in set(cases) for f in bad}
+        """(program, field) pairs some of ``cases`` catches, apart from a field's failures
+        beside a failure of a field it is computed from (the oracle's ``upstream``): that
+        one is caught too, and showing it shows their cause."""
+        within = set(cases)
+        explained = self.eng.oracle.explained
+        out = {(self.programs[p][0], f) for (p, c), bad in self.fails.items() if c in within for f in bad
+               if (p, c) in self.broken or not explained(f, bad, bad)}
         return sorted(out)
 
     def rows_by_name(self, behaviours: Sequence[tuple[str, str]], cases: Sequence[int]) -> dict[tuple[str, str], set[int]]:
