@@ -50,7 +50,7 @@ def crude(case_: str, **kw) -> dict[str, float]:
 
 
 def test_declaration_matches_reference() -> None:
-    assert chem_smarts.name == "chem_smarts" and chem_smarts.version == "3.0.0"
+    assert chem_smarts.name == "chem_smarts" and chem_smarts.version == "3.1.0"
     assert set(chem_smarts.outputs) == FIELDS and 10 <= len(FIELDS) <= 17
     assert len(chem_smarts.stages) >= 5
     routes = Counter()

@@ -102,7 +102,7 @@ TOP = "the top product"
 
 @oracle(
     name="chem_smarts",
-    version="3.0.0",
+    version="3.1.0",
     title="A short synthetic route under chosen conditions, worked up and characterised",
     domain="chemistry",
     toolkit=["rdkit"],
@@ -184,6 +184,16 @@ TOP = "the top product"
             "Morgan) and its net charge at the work-up pH"],
     reference="reference.py",
     evidence_level="summary",
+    # what each output is computed from: the products are those of the kept phase, the
+    # selected one is the first of them, and everything about it follows from it
+    upstream={
+        "products": ["phase"],
+        "n_products": ["products"],
+        "selected": ["products"],
+        "yield_pct": ["selected"],
+        "purity_pct": ["selected", "phase"],
+        **{name: ["selected"] for name in ("mw", "logp", "tpsa", "hba", "hbd", "qed", "fp_on", "charge")},
+    },
     evidence={
         "compound.json": Evidence("the case: the route, its transformations in order, the compound record and "
                                   "the compound's name", reveals="outputs"),
