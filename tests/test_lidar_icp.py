@@ -84,7 +84,7 @@ def mover(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dic
 
 # --------------------------------------------------------------------- declaration
 def test_declaration() -> None:
-    assert lidar_icp.name == "lidar_icp" and lidar_icp.version == "2.0.0"
+    assert lidar_icp.name == "lidar_icp" and lidar_icp.version == "2.1.0"
     assert lidar_icp.domain == "geospatial" and set(lidar_icp.toolkit) == {"laspy", "numpy", "scipy"}
     assert set(lidar_icp.outputs) == FIELDS and set(lidar_icp.evidence) == EVIDENCE
     assert set(lidar_icp.input_docs) == {"source", "target"} and lidar_icp.inputs is make_inputs

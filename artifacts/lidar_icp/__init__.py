@@ -299,7 +299,7 @@ def _stage_trace(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, An
 
 @oracle(
     name="lidar_icp",
-    version="2.0.0",
+    version="2.1.0",
     title="Two-station terrestrial LiDAR scan registration",
     domain="geospatial",
     toolkit=["laspy", "numpy", "scipy"],
@@ -373,6 +373,24 @@ def _stage_trace(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, An
             "a MAD scale, ground down-weighted", "fit statistics before and after"],
     reference="reference.py",
     evidence_level="summary",
+    # what each output is computed from: the ground plane is fitted to the returns kept,
+    # the thinning works on the classes, the alignments on the thinned scans, and each
+    # fit's statistics on its pose
+    upstream={
+        "ground_tilt_deg": ["source_noise"],
+        "scanner_height_m": ["source_noise"],
+        "source_ground": ["source_noise", "ground_tilt_deg", "scanner_height_m"],
+        "target_ground": ["target_noise"],
+        "source_points": ["source_ground"],
+        "target_points": ["target_ground"],
+        "coarse_yaw_deg": ["source_points", "target_points"],
+        "coarse_shift_m": ["source_points", "target_points"],
+        "fitness_before": ["coarse_yaw_deg", "coarse_shift_m"],
+        "rmse_before": ["coarse_yaw_deg", "coarse_shift_m"],
+        **{name: ["coarse_yaw_deg", "coarse_shift_m"] for name in ("yaw_deg", "tx", "ty", "tz", "iterations",
+                                                                   "converged")},
+        **{name: ["yaw_deg", "tx", "ty", "tz"] for name in ("fitness", "rmse", "robust_inliers")},
+    },
     evidence={
         "stages.json": Evidence(
             "per-stage counts and results (summary): for each scan the returns read, how many were rejected as "
