@@ -106,7 +106,7 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
 
 @oracle(
     name="acoustic_beamforming",
-    version="2.0.0",
+    version="2.1.0",
     title="Room-acoustics measurement and source localisation",
     domain="acoustics / signals",
     toolkit=["pyroomacoustics", "numpy", "scipy"],
@@ -153,6 +153,9 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
             "noise-compensated decay analysis", "ISO 3382 parameters", "subspace direction finding"],
     reference="reference.py",
     evidence_level="outputs",
+    # what each output is computed from: a band's decay parameters come from its
+    # noise-compensated decay curve, whose noise floor and peak the band's INR reports
+    upstream={name: ["inr_db"] for name in ("edt_s", "t20_s", "t30_s", "c50_db", "c80_db")},
     evidence={
         "geometry.json": Evidence("the scene: fs (Hz), speed_of_sound (m/s), room_dim [Lx, Ly, Lz] (one corner at the "
                          "origin), finish, walls (west x=0, east x=Lx, south y=0, north y=Ly, floor, ceiling: "
