@@ -192,9 +192,9 @@ class AuditReport:
             bad = p.hidden_only
             failing = sorted(n for n, f in p.fields.items() if f.graded_failed)
             head = f"  {p.label}: fails {len(failing)} field(s) on the graded set"
-            beside = any(f.explained and not f.public_failed for f in p.fields.values())
+            consequences = any(f.explained and not f.public_failed for f in p.fields.values())
             head += (f"; {len(bad)} hidden-only" if bad else "; every one also fails publicly"
-                     + (" or only beside a published failure of a field it is computed from" if beside else ""))
+                     + (" or only beside a published failure of a field it is computed from" if consequences else ""))
             if p.contract:
                 head += f"; no usable output on {len(p.contract)} scenario(s)"
             lines.append(head)

@@ -85,8 +85,8 @@ class Oracle:
         fails on that scenario too (``failing``) and is a failure the published scenarios
         show (``shown``). Fixing what they show may well fix ``name`` there; a failure of
         ``name`` with no such companion is a behaviour of its own."""
-        ups = self.upstream.get(name)
-        return bool(ups) and not ups.isdisjoint(set(failing) & set(shown))
+        ups = self.upstream.get(name, frozenset())
+        return not ups.isdisjoint(set(failing) & set(shown))
 
     # -- what the decorated function still does -------------------------------------
     def __call__(self, params: dict[str, Any], evidence: Path | str, inputs: dict[str, Path] | None = None) -> dict[str, Any]:
