@@ -5,6 +5,7 @@ record this suite writes (``RECON_CATALOG_RECORD=1``) is current for every task'
 (tests/test_catalog_record.py)."""
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -62,5 +63,13 @@ def test_catalog_task(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     }
     if os.environ.get("RECON_CATALOG_RECORD") == "1" and not failed and harbor == {"oracle": 1.0, "nop": 0.0}:
         record.update(name, rec)
+    if failed:
+        # what the build's stress selection saw and published, to tell a budget cut from a
+        # behaviour no draw of the build showed
+        sel = built.path / "tests" / "selection.json"
+        if sel.is_file():
+            doc = json.loads(sel.read_text(encoding="utf-8"))
+            print("selection report:", json.dumps({k: v for k, v in doc.items()
+                                                   if k not in ("killable", "hidden_only", "reference")}))
     assert not failed, failed
     assert harbor == {"oracle": 1.0, "nop": 0.0}
