@@ -195,6 +195,9 @@ HONEST: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
         ("no aryl-chloride dehalogenation", [('        C("aryl chloride", 2, ["[c:1]Cl>>[c:1]"]),\n', "")]),
         ("no ortho bromination",
          [('        C("ortho to an activating group", 1, [f"[cH;$(c:c-{ACTIVATOR}):1]>>[c:1]Br"]),\n', "")]),
+        # the monoisotopic mass where the average one is asked: off on every product, on one field
+        ("exact instead of average mass",
+         [('"mw": round(Descriptors.MolWt(mol), 6)', '"mw": round(Descriptors.ExactMolWt(mol), 6)')]),
     ],
     "lidar_icp": [
         # a slightly different ICP stopping rule: iterations (and converged) differ
