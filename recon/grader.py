@@ -101,15 +101,33 @@ class RunBudget:
     And a grading's runs use at most ``BUDGET_SHARE`` of runs x limit seconds in all: a
     run is not started once that is spent (it fails with the reason). A program within
     the limits a correct program needs -- none of its runs times out, and on average they
-    take under a third of the limit -- never meets either rule."""
+    take under a third of the limit -- never meets either rule.
+
+    A run that times out with the full limit before the strikes is run once more, with
+    the full limit again, and only a second timeout counts (a strike and a failed run):
+    the first runs in a fresh container (cold caches, a busy engine) can take many times
+    their usual time, and an honest program must not lose a run, or its later runs' full
+    limit, to that. A program that hangs pays for it: at most ``STRIKES`` more runs."""
 
     def __init__(self, limits: Limits, runs: int) -> None:
         self.limits = limits
         self.total = max(runs, 1) * float(limits.wall) * BUDGET_SHARE
         self.spent = 0.0
         self.timeouts = 0
+        self.retried = 0     # timeouts run again (see the class docstring)
         self.slowest = 0.0
         self._lock = threading.Lock()
+
+    def retry(self, lim: Limits, res: RunResult) -> bool:
+        """Whether a timed-out run ``res`` (run with ``lim``) is run once more; if so its
+        time is spent, and only the second run's outcome is recorded."""
+        with self._lock:
+            if not (res.timed_out and lim.wall >= float(self.limits.wall) and self.timeouts < STRIKES
+                    and self.spent + res.seconds < self.total):
+                return False
+            self.spent += res.seconds
+            self.retried += 1
+            return True
 
     def next_limits(self) -> Limits | str:
         """The limits for the next run, or why it is not started."""
@@ -151,6 +169,8 @@ def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits:
         else:
             res = runtime.run(workspace, dict(g.document), g.inputs, lim, app_dir=app_dir)
             if budget is not None:
+                if budget.retry(lim, res):
+                    res = runtime.run(workspace, dict(g.document), g.inputs, lim, app_dir=app_dir)
                 budget.record(res)
         if progress:
             progress(1)
@@ -331,7 +351,7 @@ def grade(
         "runtime": rt.name,
         "runtime_warnings": rt.warnings(),
         "limits": {**limits.to_json(), "budget": round(budget.total, 3), "strikes": STRIKES},
-        "budget": {"spent": round(budget.spent, 3), "timeouts": budget.timeouts},
+        "budget": {"spent": round(budget.spent, 3), "timeouts": budget.timeouts, "retried": budget.retried},
         "task": task.meta["task"],
         "oracle": task.name,
         "oracle_version": task.meta["oracle_version"],
