@@ -268,7 +268,7 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
 
 
 def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[str, Any]], n_public: int,
-                   oracle: Oracle | None = None) -> ProgramAudit:
+                   oracle: Oracle) -> ProgramAudit:
     per = {n: FieldAudit(n, [], [], 0) for n in fields}
     contract: dict[str, str] = {}
     failing: dict[str, set[str]] = {}   # graded scenario id -> the fields failing there (usable output)
@@ -290,7 +290,7 @@ def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[s
                 if not ok:
                     per[n].graded_failed.append(oc.graded.id)
                     failing.setdefault(oc.graded.id, set()).add(n)
-    if oracle is not None and oracle.upstream:
+    if oracle.upstream:
         # a failure beside a published upstream failure is its consequence, not a hidden
         # behaviour (a run without usable output is one of its own: never explained)
         shown = {n for n, f in per.items() if f.public_failed}
