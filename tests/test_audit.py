@@ -13,7 +13,8 @@ import pytest
 from recon import Registry, canonjson
 from recon.audit import audit_programs
 from recon.build import build_task
-from recon.mutation.selection import REVEAL_NONCE
+from recon.audit import DEFAULT_NONCES
+from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE
 from recon.sweep import SweepSpec, probe_scenarios
 from recon.validate import detectable_rate, power_row
 from recon.task import load_task
@@ -157,7 +158,9 @@ def test_reveal_runs_the_programs_where_probes_may_land_not_only_on_hidden_candi
                       reveal=[point]).path
     assert load_task(task).meta["task_key"] == plain.meta["task_key"]
     report = canonjson.read(task / "tests" / "selection.json")
-    assert report["reveal_draws"] == 32 + 2 + 6   # candidates, the hidden set's random draws, one grading's probes
+    # candidates, the hidden set's random draws, and as many gradings' probes as the fairness audit grades
+    assert REVEAL_GRADINGS >= len(DEFAULT_NONCES)
+    assert report["reveal_draws"] == 32 + 2 + 6 * REVEAL_GRADINGS
     assert report["revealed"] == [f"{point}: count"] and report["unrevealed"] == []
     assert report["public_from_draws"] == 1
     built = load_task(task)

@@ -81,6 +81,7 @@ class PoolCase:
     oracle_seconds: float = 0.0
     covered: frozenset[int] = frozenset()
     infected: frozenset[str] | None = None   # weak-mutation keys that differ here (None: unknown)
+    traced: bool = True          # False: generated without line tracing (no run on it is ever skipped)
 
 
 class Engine:
@@ -134,17 +135,21 @@ class Engine:
 
     # -- scenarios -------------------------------------------------------------------
     def add_scenarios(self, scenarios: Iterable[Scenario], group: str,
-                      existing: dict[str, tuple[dict[str, Any], dict[str, Any]]] | None = None) -> list[int]:
+                      existing: dict[str, tuple[dict[str, Any], dict[str, Any]]] | None = None,
+                      traced: bool = True) -> list[int]:
         """Queue scenarios for generation; ``existing`` maps an id to (document with
-        absolute input paths, truth) for scenarios already generated (a built task)."""
+        absolute input paths, truth) for scenarios already generated (a built task).
+        ``traced=False`` checks the reference there without tracing its lines (several
+        times faster): for scenarios other programs run on and mutants seldom do; a
+        mutant's run on one is never skipped as unreached."""
         out = []
         for sc in scenarios:
-            pc = PoolCase(len(self.cases), sc, group)
+            pc = PoolCase(len(self.cases), sc, group, traced=traced)
             self.cases.append(pc)
             out.append(pc.index)
             have = (existing or {}).get(sc.id)
             payload = {"id": sc.id, "scenario": sc, "dir": str(self.scratch / f"{pc.index:05d}"),
-                       "limit": float(self.oracle.timeout) * 4,
+                       "limit": float(self.oracle.timeout) * 4, "traced": traced,
                        "document": have[0] if have else None, "truth": have[1] if have else None}
             self.pool.submit(Task("gen", payload, self._generated(pc)))
             self._pending_gen.append(pc)
@@ -290,6 +295,8 @@ class Engine:
         value (see recon.mutation.operators). Returns whether it was pruned."""
         pc = self.cases[index]
         why = ""
+        if not pc.traced:
+            return False
         if mutant.reach and not pc.covered.intersection(mutant.reach):
             why = NOT_REACHED
         elif mutant.weak is not None and pc.infected is not None and mutant.weak not in pc.infected:

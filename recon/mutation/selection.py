@@ -19,7 +19,8 @@ of the same kinds, by what they catch:
   of the pool kills gets one more pool of public candidates before it is reported as an
   unavoidable hidden-only kill. Independent programs a spec reveals (``reveal``) are
   treated like the mutants: they run on the chosen hidden set, its random draws, the
-  other candidates and one grading's worth of probe draws, and every field one of them
+  other candidates and as many gradings' worth of probe draws as the fairness audit grades
+  (``REVEAL_GRADINGS``), and every field one of them
   gets wrong there must be wrong on some published scenario too. What no drawn public
   candidate shows, a draw no grading uses may: the hidden candidates left out of the
   hidden set and those probe draws (drawn with a nonce no grading uses) are public
@@ -79,10 +80,14 @@ PUBLIC_FACTOR = 3
 #: candidates' generation when it counted that too.)
 SELECTION_BUDGET = 75.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 7
+SELECTION_ALGORITHM = 8
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
+#: gradings' worth of probe draws the revealed programs run on: as many as the fairness
+#: audit grades (recon.audit.DEFAULT_NONCES), so that a behaviour rare enough for one
+#: grading's draws to miss is as likely to be seen by the build as by an audit
+REVEAL_GRADINGS = 3
 MORE_DRAWS = 2           # rounds of fresh draws (nonces REVEAL_NONCE-2, -3) for failures seen only on graded scenarios
 SHOW_TRIES = 16          # public candidates tried, nearest first, for each failure of a revealed program
 SHOW_WANT = 3            # ... until this many show it (the cover then has a choice)
@@ -446,15 +451,16 @@ def stress_selection(
         # What the revealed programs must be shown failing: whatever the hidden set and a
         # grading's probes may catch. Both are keyed draws from the generator, so the
         # programs run on the chosen hidden scenarios, the set's random draws, the other
-        # candidates and one grading's worth of probe draws (a nonce no grading uses), in
-        # that order (the budget may end the list early; the report counts what it left).
+        # candidates and REVEAL_GRADINGS gradings' worth of probe draws (a nonce no grading
+        # uses), in that order (the budget may end the list early; the report counts what it
+        # left). Mutants seldom run on the draws: they are generated without line tracing.
         R = [*chosen_h, *(c for c in H if c not in chosen_h)]
         graded: set[int] = set(chosen_h)   # of R, what gradings use (the rest may be published)
         if reveal:
             draws = [dataclasses.replace(sc, id=f"reveal_{i + 1}") for i, sc in enumerate(
-                [*hid_random, *probe_scenarios(oracle, spec, key, REVEAL_NONCE, spec.probes, pub_pool,
-                                               [*hid_pool, *hid_random])])]
-            D = eng.add_scenarios(draws, "reveal-draws")
+                [*hid_random, *probe_scenarios(oracle, spec, key, REVEAL_NONCE, spec.probes * REVEAL_GRADINGS,
+                                               pub_pool, [*hid_pool, *hid_random])])]
+            D = eng.add_scenarios(draws, "reveal-draws", traced=False)
             eng.generate()
             _reference_agrees(eng, oracle)
             R = [*chosen_h, *D[:len(hid_random)], *(c for c in H if c not in chosen_h), *D[len(hid_random):]]
@@ -516,7 +522,7 @@ def stress_selection(
                                 [pc.scenario for pc in eng.cases]))]
             say(f"stress selection: {len(unshown)} failure(s) of revealed programs seen only on graded scenarios; "
                 f"{len(fresh)} more draws no grading uses")
-            M = eng.add_scenarios(fresh, "reveal-draws")
+            M = eng.add_scenarios(fresh, "reveal-draws", traced=False)
             more_draws += len(M)
             eng.generate()
             _reference_agrees(eng, oracle)

@@ -584,6 +584,14 @@ def _gen(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
         return None
 
     limit = float(payload.get("limit", 600.0))
+    if not payload.get("traced", True):
+        # the reference's agreement and time only (no lines, no infection, no recorded calls)
+        code = compile(config.reference_source, filename, "exec", dont_inherit=True)
+        value, problem, seconds = runner.call(code, doc, limit)
+        ref = (CONTRACT, problem, DEVIATION_CAP) if problem is not None else judge(config.fields, value, truth)
+        return {"document": doc, "truth": truth, "oracle_seconds": oracle_seconds, "ref_seconds": seconds,
+                "covered": [], "infected": None, "calls": None, "ref_status": ref[0], "ref_detail": ref[1],
+                "ref_deviation": ref[2]}
     record: set[str] = set()
     infected: set[str] | None = record
     ref: tuple[str, str, float] = (CONTRACT, "not run", DEVIATION_CAP)

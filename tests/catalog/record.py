@@ -62,6 +62,13 @@ def _fmt(x: Any, spec: str = ".3f") -> str:
     return "-" if x is None else format(x, spec) if isinstance(x, (int, float)) and not isinstance(x, bool) else str(x)
 
 
+def _trial(t: dict[str, Any]) -> str:
+    """One trial in the page's column: its final R (or that it was not graded), the task
+    version it ran on, and how many published fields the agent matched by when."""
+    reward = "not graded" if t.get("reward") is None else f"R {t['reward']:.4f}"
+    return f"{reward} ({t.get('version', '?')}; public {t.get('public', '-')})"
+
+
 def render(doc: dict[str, Any]) -> str:
     """``docs/catalog.md``: one row per task, then each task's notes."""
     tasks = doc.get("tasks", {})
@@ -74,10 +81,10 @@ def render(doc: dict[str, Any]) -> str:
         "mutation score is the share of non-equivalent mutants of the reference that hidden scenarios "
         "plus probes kill; power is the share of the generator a wrong field may cover and still escape "
         "5 % of gradings. Trials: fresh agents given the task's container for 45 minutes "
-        "(`docs/trials.md`).",
+        "(`docs/trials.md`), on the version named, with the published fields each matched and when.",
         "",
         "| task | domain | tool (oracle) | agent's toolkit | stages | W | evidence | public / hidden / probes "
-        "| baselines' R | mutation score | power | Harbor oracle / nop | trials: R at 45 min | files |",
+        "| baselines' R | mutation score | power | Harbor oracle / nop | trials | files |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name in sorted(tasks):
@@ -87,8 +94,7 @@ def render(doc: dict[str, Any]) -> str:
                          + " |" * 11)
             continue
         base = ", ".join(f"{b} {_fmt(v)}" for b, v in sorted(r.get("baselines", {}).items())) or "-"
-        trials = r.get("trials") or []
-        tr = ", ".join(_fmt(t.get("reward")) for t in trials) if trials else "-"
+        tr = "; ".join(_trial(t) for t in r.get("trials") or []) or "-"
         harbor = r.get("harbor") or {}
         lines.append(
             f"| `{name}` | {r.get('domain', '-')} | {r.get('tool', '-')} | "
