@@ -9,7 +9,9 @@ x = 0.7 that a random pool misses but a search steered by the deviation finds.
 from __future__ import annotations
 
 import json
+import os
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from click.testing import CliRunner
 
 from recon import Registry
 from recon.errors import UsageError, ValidationFailed
-from recon.mutation.worker import CONTRACT, SURVIVED, VALUE
+from recon.mutation.worker import CONTRACT, SURVIVED, VALUE, process_cpu
 from recon.mutation.operators import OPERATORS, generate_mutants, instrument, weak_helper, WEAK_HELPER
 from recon.mutation import Engine, auto_nonces, mutation_analysis, mutation_score
 
@@ -348,8 +350,6 @@ def test_a_timeout_or_a_worker_death_counts_only_when_it_repeats(boundary: Regis
 
 
 def test_no_run_starts_after_the_deadline(boundary: Registry) -> None:
-    import time
-
     o = boundary.get("boundary_demo")
     from recon.sweep import SweepSpec, pool_scenarios
 
@@ -357,12 +357,55 @@ def test_no_run_starts_after_the_deadline(boundary: Registry) -> None:
         idx = eng.add_scenarios(pool_scenarios(o, SweepSpec(), 4), "pool")
         eng.generate()
         mutants = eng.make_mutants(max_per_line=1)[:3]
-        eng.evaluate([(m, idx) for m in mutants], deadline=time.perf_counter() - 1.0)
+        eng.evaluate([(m, idx) for m in mutants], deadline=eng.clock() - 1.0)
         assert eng.runs == 0 and all(eng.killed_by(m.id, idx) is None for m in mutants)
-        assert eng.search(mutants[:1], examples=5, deadline=time.perf_counter() - 1.0) == {}
+        assert eng.search(mutants[:1], examples=5, deadline=eng.clock() - 1.0) == {}
         assert eng.cut_short == {mutants[0].id}
         eng.evaluate([(m, idx) for m in mutants])
         assert all(eng.killed_by(m.id, idx) is not None for m in mutants)
+
+
+def test_the_budget_clock_runs_on_the_workers_cpu_time(boundary: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A budget buys the same runs on a loaded machine: the engine's clock advances with
+    its workers' CPU time (per worker), and, when they get none, at a quarter of the wall
+    clock's pace; the workers are given the wall-clock moment the clock will reach a
+    deadline at its recent pace."""
+    o = boundary.get("boundary_demo")
+    with Engine(o, workers=2) as eng:
+        used = {"cpu": 0.0}
+        base = eng.pool.cpu_seconds()
+        assert base is not None and base >= 0.0
+        monkeypatch.setattr(eng.pool, "cpu_seconds", lambda: base + used["cpu"])
+        start = eng.clock()
+        time.sleep(0.8)                          # idle workers: a quarter of the wall clock's pace
+        assert 0.15 <= eng.clock() - start <= 0.35
+        used["cpu"] = 2.0 * 1.8                  # two workers, 1.8 CPU seconds each
+        assert eng.clock() - start == pytest.approx(1.8, abs=0.1)
+        time.sleep(0.3)                          # no CPU: the clock holds (the wall floor is behind)
+        assert eng.clock() - start == pytest.approx(1.8, abs=0.1)
+        eng._pace.clear()
+        eng.clock()
+        time.sleep(1.2)                          # still none: a deadline 1 s ahead is 4 s of wall away
+        ahead = eng.wall_epoch(eng.clock() + 1.0)
+        assert ahead is not None and 3.5 <= ahead - time.time() <= 4.1
+        eng._pace.clear()
+        eng.clock()
+        time.sleep(1.2)
+        used["cpu"] += 2.0 * 1.2                 # full speed over the last readings: 1 s is 1 s
+        ahead = eng.wall_epoch(eng.clock() + 1.0)
+        assert ahead is not None and 0.8 <= ahead - time.time() <= 1.2
+        assert eng.past(eng.clock() - 0.01) and not eng.past(None)
+
+
+def test_process_cpu_reads_a_process_s_cpu_time() -> None:
+    before = process_cpu(os.getpid())
+    assert before is not None
+    t = time.process_time()
+    while time.process_time() - t < 0.3:
+        pass
+    after = process_cpu(os.getpid())
+    assert after is not None and after - before >= 0.2
+    assert process_cpu(2 ** 22 + 12345) is None           # no such process
 
 
 def test_report_table_json_and_file(boundary: Registry, tmp_path: Path) -> None:

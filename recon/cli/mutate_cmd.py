@@ -27,8 +27,9 @@ from ._common import info, load_registry, plugin_option, quiet_option, sweep_opt
               help="Analyse a deterministic sample of this many mutants (default 120; 0: all).")
 @click.option("--budget", type=click.FloatRange(min=0.0), default=None,
               help="Seconds from the start (the scenario selection included) after which no pool or "
-                   "search run starts; mutants still alive are reported undecided (default 280; 0: no "
-                   "limit).")
+                   "search run starts, counted in the workers' CPU time once they run (a loaded machine "
+                   "gets the same runs, later); mutants still alive are reported undecided (default 280; "
+                   "0: no limit).")
 @click.option("--operator", "operators", multiple=True,
               help="Only these mutation operators (repeatable; see --json for the list).")
 @click.option("--select", type=click.Choice(["random", "stress"]),

@@ -485,11 +485,13 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         nonces = auto_nonces(max(t.probes for t in targets))
     nonce_list = [f"mutation-{k}" for k in range(nonces)]
     cpu0 = _cpu_seconds()
-    deadline = t_start + budget if budget else float("inf")
     timings: dict[str, float] = {}
     warnings: list[str] = []
     with Engine(oracle, workers=workers, memory=memory, log=say) as eng:
         t0 = time.perf_counter()
+        # the budget counts from t_start on the engine's budget clock (its workers' CPU
+        # time): a loaded machine buys the same runs with it, only later
+        deadline = eng.clock() - (t0 - t_start) + budget if budget else float("inf")
         sets: list[dict[str, Any]] = []
         for tgt in targets:
             tag = f"{tgt.spec.select}:" if len(targets) > 1 else ""
@@ -533,11 +535,11 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         alive = [m for m in rest if m.id not in proven]
         say(f"{len(rest)} mutants survive the task's scenarios; running them on a pool of up to {len(pool_all)}")
         used = 0  # pool scenarios the survivors actually ran on
-        while alive and time.perf_counter() < deadline:
+        while alive and eng.clock() < deadline:
             eng.evaluate([(m, pool) for m in alive], order=eng.by_kills, deadline=deadline)
             used = len(pool)
             alive = [m for m in alive if not eng.killed_by(m.id, pool)]
-            if not alive or len(pool) >= len(pool_all) or time.perf_counter() + eng.generation_estimate(chunk) >= deadline:
+            if not alive or len(pool) >= len(pool_all) or eng.clock() + eng.generation_estimate(chunk) >= deadline:
                 break  # (a chunk that could not be generated in time would not be run either)
             pool += eng.add_scenarios(pool_all[len(pool):len(pool) + chunk], "pool")
             eng.generate()
@@ -555,7 +557,7 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         queue = [m for m in alive if m.id not in flat] if full_pool else []
         if search_examples and queue:
             say(f"{len(queue)} survive the pool; searching for killing scenarios ({search_examples} examples each)")
-        while search_examples and queue and time.perf_counter() < deadline:
+        while search_examples and queue and eng.clock() < deadline:
             batch, queue = queue[:eng.n_workers], queue[eng.n_workers:]
             hits = eng.search(batch, examples=search_examples, seed=pool_seed, spec=spec, deadline=deadline)
             searched.update(m.id for m in batch if m.id not in eng.cut_short)

@@ -17,6 +17,7 @@ Stress selection (:mod:`recon.mutation.selection`) and the mutation score
 """
 from __future__ import annotations
 
+import collections
 import os
 import shutil
 import tempfile
@@ -32,7 +33,7 @@ from ..sweep import Scenario, SweepSpec, effective_axes
 from .operators import Mutant, MutantSet, generate_mutants, instrument
 from .callgraph import CallGraph
 from .worker import (CONFIRM_FACTOR, CONTRACT, REPLAYED, SURVIVED, Case, Task, Verdict, WorkerConfig, WorkerPool,
-                     is_timeout, past)
+                     is_timeout)
 
 __all__ = ["Engine", "PoolCase", "DEFAULT_POOL", "DEFAULT_VALIDATE_POOL", "DEFAULT_NONCES", "DEFAULT_SEARCH",
            "DEFAULT_THRESHOLD", "DEFAULT_MAX_PER_LINE", "DEFAULT_MAX_MUTANTS", "DEFAULT_BUDGET", "PROBE_SCENARIOS",
@@ -66,6 +67,12 @@ def auto_nonces(probes: int) -> int:
 
 
 # --------------------------------------------------------------------------- the engine
+#: the budget clock (:meth:`Engine.clock`) runs at the workers' share of the CPU, but never
+#: slower than the wall clock divided by this: a loaded machine may stretch a budget this far
+STRETCH = 4.0
+PACE_WINDOW = 10.0    # seconds of the wall clock over which the budget clock's pace is measured
+
+
 @dataclass
 class PoolCase:
     """A generated scenario on the parent side."""
@@ -128,10 +135,47 @@ class Engine:
         self.pool = WorkerPool(self.n_workers, WorkerConfig(str(self.reference), self.source, instrumented,
                                                             self.fields, memory, oracle))
         self._t0 = time.perf_counter()
+        self._cpu0 = self.pool.cpu_seconds()
+        self._pace: collections.deque[tuple[float, float]] = collections.deque()   # (wall, clock) readings
         self.pool.on_tick = lambda: self.log(
             f"  ... {self.runs} runs ({self.pruned} skipped: not reached or not infected; {self.replayed} by "
             f"replaying the mutated function; {self.memoized} sped up by recorded calls), {len(self.pool.queue)} "
             f"tasks queued, {time.perf_counter() - self._t0:.0f} s")
+
+    # -- the budget clock ---------------------------------------------------------------
+    def clock(self) -> float:
+        """Seconds on the engine's budget clock, which every ``deadline`` here is read
+        on: the CPU seconds its workers have used, per worker, since it started (from
+        ``time.perf_counter()``'s reading then). On a quiet machine busy workers keep it
+        at the wall clock's pace; on a loaded one it slows, so that a budget buys the
+        same runs, but never below 1/STRETCH of the wall clock's pace (idle workers, a
+        run waiting on the disk). Without ``/proc`` it is the wall clock."""
+        wall = time.perf_counter() - self._t0
+        cpu = self.pool.cpu_seconds() if self._cpu0 is not None else None
+        if cpu is None or self._cpu0 is None:
+            now = self._t0 + wall
+        else:
+            now = self._t0 + max((cpu - self._cpu0) / self.n_workers, wall / STRETCH)
+        now = max(now, self._pace[-1][1]) if self._pace else now
+        self._pace.append((wall, now))
+        while len(self._pace) > 2 and wall - self._pace[1][0] >= PACE_WINDOW:
+            self._pace.popleft()
+        return now
+
+    def past(self, deadline: float | None) -> bool:
+        """Whether the budget clock has reached ``deadline`` (None: never)."""
+        return deadline is not None and self.clock() >= deadline
+
+    def wall_epoch(self, deadline: float | None) -> float | None:
+        """A budget-clock deadline as the wall-clock epoch seconds at which the clock
+        should reach it at its recent pace (the workers compare it with ``time.time()``
+        before each run)."""
+        if deadline is None:
+            return None
+        now = self.clock()
+        (w0, c0), (w1, c1) = self._pace[0], self._pace[-1]
+        pace = (c1 - c0) / (w1 - w0) if w1 - w0 >= 1.0 else 1.0
+        return time.time() + (deadline - now) / min(1.0, max(pace, 1.0 / STRETCH))
 
     # -- scenarios -------------------------------------------------------------------
     def add_scenarios(self, scenarios: Iterable[Scenario], group: str,
@@ -222,11 +266,10 @@ class Engine:
         """Run each mutant on its scenarios (skipping pairs already known). A mutant
         stops at its ``stop_after``-th kill among them (0: runs them all). ``order`` may
         reorder the remaining scenarios when a task is dispatched (kills first). No run
-        starts after ``deadline`` (a ``time.perf_counter()`` value): pairs left unrun
-        stay unknown (:meth:`killed_by` gives None for them)."""
-        epoch = _epoch(deadline)
+        starts after ``deadline`` (a :meth:`clock` value): pairs left unrun stay
+        unknown (:meth:`killed_by` gives None for them)."""
         for mutant, indices in requests:
-            self._submit_run(mutant, list(indices), stop_after, order, epoch=epoch)
+            self._submit_run(mutant, list(indices), stop_after, order, deadline=deadline)
         self.pool.drain()
 
     def _enough(self, mid: int, indices: Sequence[int], stop_after: int) -> bool:
@@ -244,8 +287,8 @@ class Engine:
 
     def _submit_run(self, mutant: Mutant, indices: list[int], stop_after: int,
                     order: Callable[[list[int]], list[int]] | None, front: bool = False,
-                    epoch: float | None = None, patient: frozenset[int] = frozenset()) -> None:
-        if self._enough(mutant.id, indices, stop_after) or past(epoch):
+                    deadline: float | None = None, patient: frozenset[int] = frozenset()) -> None:
+        if self._enough(mutant.id, indices, stop_after) or self.past(deadline):
             return
         todo = [i for i in self.usable(indices) if (mutant.id, i) not in self.verdicts]
         todo = [i for i in todo if not self._prune(mutant, i)]
@@ -257,12 +300,12 @@ class Engine:
             # meanwhile: kills found elsewhere, and which scenarios kill most (tried first).
             rest = [i for i in todo if (mutant.id, i) not in self.verdicts]
             need = stop_after - self._kill_count(mutant.id, indices, stop_after) if stop_after else 0
-            if (stop_after and need <= 0) or past(epoch):
+            if (stop_after and need <= 0) or self.past(deadline):
                 rest = []
             if order is not None:
                 rest = order(rest)
             return {"mutant": mutant.id, "source": mutant.source, "cases": [self.cases[i].case for i in rest],
-                    "stop_after": max(need, 0), "scope": mutant.scope, "deadline": epoch,
+                    "stop_after": max(need, 0), "scope": mutant.scope, "deadline": self.wall_epoch(deadline),
                     "patient": sorted(patient & set(rest)), "slow": mutant.id in self.slow,
                     "memo": sorted(self.callgraph.unaffected(mutant.scope))}
 
@@ -282,10 +325,10 @@ class Engine:
                         again.add(at)
                     rest = [i for i in todo if (mutant.id, i) not in self.verdicts]
                     if rest and not self._enough(mutant.id, indices, stop_after):
-                        self._submit_run(mutant, rest, stop_after, None, front=True, epoch=epoch,
+                        self._submit_run(mutant, rest, stop_after, None, front=True, deadline=deadline,
                                          patient=frozenset(again))
                 else:  # pragma: no cover - died before its first unit: retry once from the start
-                    self._submit_run(mutant, todo, stop_after, None, front=True, epoch=epoch, patient=patient)
+                    self._submit_run(mutant, todo, stop_after, None, front=True, deadline=deadline, patient=patient)
 
         self.pool.submit(Task("run", {}, done, unit, prepare), front=front)
 
@@ -340,11 +383,11 @@ class Engine:
                spec: SweepSpec | None = None, deadline: float | None = None) -> dict[int, dict[str, Any]]:
         """Targeted search for a killing scenario, one hypothesis run per mutant (in
         parallel). Returns mutant id -> {"params", "status", "detail"} for those found.
-        A search still running at ``deadline`` (a ``time.perf_counter()`` value) stops;
-        its mutant joins ``self.cut_short``."""
+        A search still running at ``deadline`` (a :meth:`clock` value) stops; its
+        mutant joins ``self.cut_short``."""
         _need("hypothesis", "the targeted search", "or pass --search 0")
         axes = effective_axes(self.oracle, spec or SweepSpec())
-        epoch = _epoch(deadline)
+        epoch = self.wall_epoch(deadline)
         found: dict[int, dict[str, Any]] = {}
         for m in mutants:
             timeout = max((pc.case.timeout for pc in self.cases if pc.case is not None), default=MIN_TIMEOUT)
@@ -377,10 +420,6 @@ class Engine:
         self.close()
 
 
-def _epoch(deadline: float | None) -> float | None:
-    """A ``time.perf_counter()`` deadline as wall-clock epoch seconds, which the worker
-    processes can compare with ``time.time()``."""
-    return None if deadline is None else time.time() + (deadline - time.perf_counter())
 
 
 def _need(module: str, what: str, extra: str = "") -> None:

@@ -588,10 +588,10 @@ def _gen(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
         # the reference's agreement and time only (no lines, no infection, no recorded calls)
         code = compile(config.reference_source, filename, "exec", dont_inherit=True)
         value, problem, seconds = runner.call(code, doc, limit)
-        ref = (CONTRACT, problem, DEVIATION_CAP) if problem is not None else judge(config.fields, value, truth)
+        plain = (CONTRACT, problem, DEVIATION_CAP) if problem is not None else judge(config.fields, value, truth)
         return {"document": doc, "truth": truth, "oracle_seconds": oracle_seconds, "ref_seconds": seconds,
-                "covered": [], "infected": None, "calls": None, "ref_status": ref[0], "ref_detail": ref[1],
-                "ref_deviation": ref[2]}
+                "covered": [], "infected": None, "calls": None, "ref_status": plain[0], "ref_detail": plain[1],
+                "ref_deviation": plain[2]}
     record: set[str] = set()
     infected: set[str] | None = record
     ref: tuple[str, str, float] = (CONTRACT, "not run", DEVIATION_CAP)
@@ -841,6 +841,23 @@ class _Worker:
     deadline: float = float("inf")
 
 
+def process_cpu(pid: int) -> float | None:
+    """CPU seconds a live process has used, with those of the children it waited for
+    (Linux ``/proc``); None where that cannot be read."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = text[text.rfind(")") + 2:].split()   # after "pid (comm) ": state is field 3
+    try:
+        return sum(int(f) for f in fields[11:15]) / _CLOCK_TICKS   # utime stime cutime cstime
+    except (ValueError, IndexError):
+        return None
+
+
+_CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
 class WorkerPool:
     """``n`` forked workers and a queue of tasks."""
 
@@ -855,6 +872,22 @@ class WorkerPool:
         self.on_tick: Callable[[], None] | None = None   # called every tick_seconds while draining
         self.tick_seconds = 15.0
         self._last_tick = time.monotonic()
+        self._cpu_seen: dict[int, float] = {}   # pid -> its last CPU reading
+        self._cpu_gone = 0.0                     # CPU of workers replaced since (as last read)
+
+    def cpu_seconds(self) -> float | None:
+        """CPU seconds the workers have used (a replaced worker's up to its last
+        reading); None where the system cannot say (no ``/proc``)."""
+        total = self._cpu_gone
+        for w in self.workers:
+            cpu = process_cpu(w.process.pid)
+            if cpu is None:
+                if w.process.pid not in self._cpu_seen:
+                    return None
+                cpu = self._cpu_seen[w.process.pid]
+            self._cpu_seen[w.process.pid] = cpu
+            total += cpu
+        return total
 
     def _start(self) -> _Worker:
         parent, child = self.ctx.Pipe(duplex=True)
@@ -948,6 +981,7 @@ class WorkerPool:
     def _died(self, w: _Worker, why: str) -> None:
         task, unit = w.task, w.unit
         self._kill(w, 5.0)
+        self._cpu_gone += self._cpu_seen.pop(w.process.pid, 0.0)
         w.conn.close()
         self.restarts += 1
         fresh = self._start()
