@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from recon import Registry, canonjson
-from recon.build import build_task, generate_feedback_tool
+from recon.build import _unrevealed_warning, build_task, generate_feedback_tool
 from recon.errors import BuildError
 from recon.fsutil import tree_digest
 from recon.leaks import leak_audit
@@ -223,3 +223,15 @@ def square_demo(params, evidence):
     shutil.copyfile(task / "solution/reconstruct.py", app / "workspace/reconstruct.py")
     g = grade(task, app / "workspace", runtime="local", nonce="vendored")
     assert g["reward"] == 1.0, g["rungs"]
+
+
+def test_the_build_warning_names_unrevealed_failures_and_runs_left_undone() -> None:
+    only_undone = _unrevealed_warning({"unrevealed": [], "program_runs_not_made": 11})
+    assert "show every failure found" in only_undone and "11 of their runs" in only_undone
+    assert "do not show" not in only_undone
+    both = _unrevealed_warning({"unrevealed": ["p: a", "p: b"], "program_runs_not_made": 3,
+                                "unrevealed_seen": {"p: a": {"publishable": 0}, "p: b": {"publishable": 2}}})
+    assert both.startswith("warning: the published scenarios do not show 2 failure(s)")
+    assert "p: a (seen only on graded scenarios), p: b" in both and "3 of their runs" in both
+    crowded = _unrevealed_warning({"unrevealed": ["p: b"], "unrevealed_seen": {"p: b": {"publishable": 2}}})
+    assert "public slots ran out" in crowded and "--public N" in crowded and "undone" not in crowded

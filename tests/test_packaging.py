@@ -45,11 +45,17 @@ def test_non_editable_install_lists_builtins_from_any_directory(wheel: Path, tmp
         assert name in proc.stdout
 
 
-def test_every_artifact_is_declared_as_a_package() -> None:
+def test_every_folder_of_modules_is_declared_as_a_package() -> None:
+    """Each built-in, and each of its baselines' and independent programs' folders, is a
+    declared package: setuptools then ships it without warning that an importable folder is
+    missing from its configuration."""
     import tomllib
 
     conf = tomllib.loads((ROOT / "pyproject.toml").read_text())
     packages = set(conf["tool"]["setuptools"]["packages"])
-    for p in (ROOT / "artifacts").iterdir():
-        if (p / "__init__.py").is_file():
-            assert f"recon.artifacts.{p.name}" in packages, p.name
+    folders = {p.parent for p in (ROOT / "artifacts").rglob("*.py") if "__pycache__" not in p.parts}
+    assert len(folders) > 20
+    for folder in folders:
+        name = ".".join(("recon", *folder.relative_to(ROOT).parts))
+        assert name in packages, f"{name} is missing from [tool.setuptools] packages in pyproject.toml"
+    assert "recon.templates" in packages

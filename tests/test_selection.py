@@ -5,16 +5,18 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from recon import Registry
+from recon import Number, Registry
 from recon.errors import SpecError
 from recon.mutation import compare_selections
-from recon.mutation.selection import (greedy_max_cover, greedy_set_cover, maximin_fill, select_scenarios,
+from recon.mutation.selection import (_Revealer, greedy_max_cover, greedy_set_cover, maximin_fill, select_scenarios,
                                      stress_selection)
+from recon.runtimes.base import RunResult
 from recon.sweep import SweepSpec, derive_task_key, hidden_scenarios, load_spec, public_scenarios
 from test_mutate import write_boundary_plugin
 
@@ -135,3 +137,41 @@ def test_every_choice_value_gets_a_published_scenario_while_slots_remain() -> No
     assert {params[c]["flag"] for c in out} == {False, True}
     assert 3 in out and 2 not in out   # of the MgO candidates, the one farthest from what was chosen
     assert cover_choices(axes, params, points, [0], list(params), total=2) == [0, 1]   # flag first, then no slot
+
+
+class _CostlyRuns:
+    """A stand-in runtime whose every run reports ``cpu`` CPU seconds and no wall time."""
+
+    def __init__(self, cpu: float) -> None:
+        self.cpu = cpu
+        self.runs = 0
+
+    def session(self, workspace: Path, limits: object, app_dir: object = None) -> "_CostlyRuns":
+        return self
+
+    warm = False
+
+    def run(self, scenario: dict, inputs: dict) -> RunResult:
+        self.runs += 1
+        return RunResult(exit_code=0, stdout=b'{"x": 1.0}', stderr_tail="", seconds=0.0, cpu_seconds=self.cpu)
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("cpu,most", [(1.0, 4 + 2), (0.0, 20)])
+def test_revealed_programs_spend_their_budget_in_cpu_seconds_per_worker(tmp_path: Path, cpu: float,
+                                                                         most: int) -> None:
+    """Half of a budget of 4 s with 2 workers is 4 CPU seconds of runs: four runs of a
+    program that takes 1 CPU second each (and those already started), however long the
+    wall clock says they took; runs that cost no CPU time all fit."""
+    cases = [SimpleNamespace(case=SimpleNamespace(document={"id": f"c{i}"}, truth={"x": 1.0})) for i in range(20)]
+    eng = SimpleNamespace(oracle=SimpleNamespace(timeout=5), fields={"x": Number(abs=0.1).spec()}, cases=cases)
+    rt = _CostlyRuns(cpu)
+    shows = _Revealer(eng, [("p", tmp_path)], rt, 2, lambda _: None, budget=4.0)  # type: ignore[arg-type]
+    shows.run(range(20))
+    shows.close()
+    assert 4 <= rt.runs <= most and shows.runs == rt.runs and shows.skipped == 20 - rt.runs
+    assert shows.cpu == cpu * rt.runs
+    if cpu:
+        assert shows.clock() >= 2.0 and not shows.spent()   # the first half spent; showing has the rest

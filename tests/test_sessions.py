@@ -286,3 +286,25 @@ def test_a_run_cannot_answer_for_the_next_one(warm_rt: Runtime, tmp_path: Path) 
     assert json.loads(first.stdout.splitlines()[-1]) == {"id": "first"}
     assert json.loads(second.stdout) == {"id": "second"} and json.loads(third.stdout) == {"id": "third"}
 
+
+
+def test_a_warm_run_reports_its_cpu_time_apart_from_its_wall_time(warm_rt: Runtime, tmp_path: Path) -> None:
+    """Budgets that count CPU time (a build's revealed programs) read it from each run: a
+    busy run's CPU time is about its wall time, a sleeping one's next to nothing."""
+    ws = _ws(tmp_path, """
+        import json, sys, time
+        doc = json.load(sys.stdin)
+        if doc["parameters"]["busy"]:
+            while time.process_time() < 0.4:   # CPU time, however loaded the machine
+                pass
+        else:
+            time.sleep(0.4)
+        print(json.dumps({"ok": 1}))
+    """)
+    with warm_rt.session(ws, FAST) as s:
+        busy = s.run({"id": "b", "parameters": {"busy": True}}, {})
+        idle = s.run({"id": "i", "parameters": {"busy": False}}, {})
+    assert busy.failure() is None and idle.failure() is None, (busy.stderr_tail, idle.stderr_tail)
+    assert busy.cpu_seconds is not None and idle.cpu_seconds is not None
+    assert busy.cpu_seconds >= 0.4 and busy.seconds >= 0.4
+    assert idle.cpu_seconds < 0.15 < 0.4 <= idle.seconds

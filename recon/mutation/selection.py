@@ -61,7 +61,7 @@ from ..runtimes.base import Limits, Runtime, SessionPool
 from ..runtimes.snapshot import tree_digest
 from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios,
                      pool_scenarios, probe_scenarios, public_scenarios, recon_home)
-from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_SEARCH, Engine
+from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_SEARCH, STRETCH, Engine
 from .operators import subsample
 from .pool import prepare_workspace
 from .worker import CONTRACT
@@ -618,7 +618,10 @@ class _Revealer:
 
     Finding what they get wrong (:meth:`run` on the graded-like draws) gets the first half
     of the budget; showing it (:meth:`show`: each failure searched for among public
-    candidates, nearest first to where it was seen) the rest."""
+    candidates, nearest first to where it was seen) the rest. The budget is read on the
+    runs' own clock, as the mutants' is: their CPU seconds per worker (a run's wall time
+    where its runtime does not measure CPU), never below 1/STRETCH of the wall clock, so a
+    loaded machine makes the same runs as a quiet one, later."""
 
     def __init__(self, eng: Engine, programs: Sequence[tuple[str, Path]], runtime: Runtime | None, workers: int,
                  say: Callable[[str], None], budget: float | None = None) -> None:
@@ -634,7 +637,8 @@ class _Revealer:
         self.runs = 0
         self.skipped = 0     # runs the budget left undone
         self.budget = budget
-        self.start: float | None = None   # the first run
+        self.start: float | None = None   # the first run (wall clock)
+        self.cpu = 0.0                    # the runs' CPU seconds so far
         self._ids: dict[tuple[str, str], int] = {}
         self.limits = Limits(wall=float(eng.oracle.timeout), cpu=int(max(eng.oracle.timeout * 2, 10)))
         # each program runs in warm sessions (one sandboxed interpreter per worker, forked
@@ -655,10 +659,17 @@ class _Revealer:
         for pool in pools.values():
             pool.close()
 
-    def _deadline(self, share: float) -> float | None:
+    def clock(self) -> float:
+        """Seconds spent on the budget's clock since the first run."""
         if self.start is None:
             self.start = time.perf_counter()
-        return None if not self.budget else self.start + share * self.budget
+        with self._lock:
+            cpu = self.cpu
+        return max(cpu / self.workers, (time.perf_counter() - self.start) / STRETCH)
+
+    def _deadline(self, share: float) -> float | None:
+        self.clock()
+        return None if not self.budget else share * self.budget
 
     def run(self, cases: Sequence[int], *, share: float = 0.5) -> None:
         """Every program on ``cases``, case by case (a budget that ends early leaves no
@@ -678,11 +689,13 @@ class _Revealer:
             case = self.eng.cases[c].case
             if case is None:
                 return item, set(), False
-            if deadline is not None and time.perf_counter() >= deadline:
+            if deadline is not None and self.clock() >= deadline:
                 return item, None, False   # not run: the revealing budget is spent
             doc = dict(case.document)
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
             res = self._pool(p).run(doc, inputs)
+            with self._lock:
+                self.cpu += res.cpu_seconds if res.cpu_seconds is not None else res.seconds
             value, why = (None, res.failure()) if res.failure() else compare.parse_stdout(res.stdout)
             if why is not None or value is None or compare.contract_errors(fields, value):
                 return item, set(fields), True
@@ -732,7 +745,7 @@ class _Revealer:
                             break
             if not batch:
                 break
-            if deadline is not None and time.perf_counter() >= deadline:
+            if deadline is not None and self.clock() >= deadline:
                 self.skipped += sum(len(o) for o in queues.values())
                 break
             self._run_pairs(batch, deadline)
@@ -740,7 +753,7 @@ class _Revealer:
     def spent(self) -> bool:
         """Whether the programs' budget is spent."""
         stop = self._deadline(1.0)
-        return stop is not None and time.perf_counter() >= stop
+        return stop is not None and self.clock() >= stop
 
     def run_programs(self, labels: Sequence[str], cases: Sequence[int]) -> None:
         """The programs named ``labels`` on ``cases``, within the budget."""

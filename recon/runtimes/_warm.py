@@ -12,7 +12,8 @@ Protocol, one JSON line each way on the interpreter's stdin and its original std
 * ready: ``{"ready": true, "preloaded": [...]}``
 * job: ``{"stdin": TEXT, "wall": S, "cpu": S, "memory": B, "fsize": B, "nproc": N, "stdout": B, "stderr_tail": C}``
 * reply: ``{"exit": CODE|null, "signal": N|null, "timed_out": B, "overflow": B, "seconds": S,
-  "stdout": BASE64, "stderr": TEXT, "retire": B}``
+  "cpu": S, "stdout": BASE64, "stderr": TEXT, "retire": B}`` (``cpu``: the run's user plus system
+  time, its waited-for children included)
 
 Besides its workspace copy, a run can write only the sandbox's /tmp and /dev (tmpfs, /dev/shm
 and the POSIX message queues at /dev/mqueue among them) and create System V IPC objects in the
@@ -201,7 +202,7 @@ def _child(job: dict) -> None:
 
 
 def _wait(pid: int, wall: float) -> tuple:
-    """(status, timed_out, seconds); kills the child's process group when it ends or times out."""
+    """(status, timed_out, seconds, cpu); kills the child's process group when it ends or times out."""
     t0 = time.monotonic()
     deadline = t0 + wall
     try:
@@ -210,7 +211,7 @@ def _wait(pid: int, wall: float) -> tuple:
         pidfd = None
     timed_out = False
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status, usage = os.wait4(pid, os.WNOHANG)
         if done:
             break
         left = deadline - time.monotonic()
@@ -220,7 +221,7 @@ def _wait(pid: int, wall: float) -> tuple:
                 os.killpg(pid, signal.SIGKILL)
             except OSError:
                 pass
-            _, status = os.waitpid(pid, 0)
+            _, status, usage = os.wait4(pid, 0)
             break
         if pidfd is not None:
             select.select([pidfd], [], [], min(left, 1.0))
@@ -233,7 +234,7 @@ def _wait(pid: int, wall: float) -> tuple:
         os.killpg(pid, signal.SIGKILL)   # whatever the run left behind
     except OSError:
         pass
-    return status, timed_out, seconds
+    return status, timed_out, seconds, usage.ru_utime + usage.ru_stime
 
 
 def main() -> None:
@@ -256,7 +257,7 @@ def main() -> None:
                 _child(job)
             finally:
                 os._exit(121)
-        status, timed_out, seconds = _wait(pid, float(job["wall"]))
+        status, timed_out, seconds, cpu = _wait(pid, float(job["wall"]))
         _kill_others({1, os.getpid()})
         with open(JOB + "/stdout", "rb") as f:
             out = f.read(int(job["stdout"]) + 1)
@@ -268,7 +269,7 @@ def main() -> None:
         intact = _scrub(initial) and _drop_ipc()
         reply = {"retire": not intact, "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else None,
                  "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
-                 "timed_out": timed_out, "overflow": overflow, "seconds": seconds,
+                 "timed_out": timed_out, "overflow": overflow, "seconds": seconds, "cpu": cpu,
                  "stdout": base64.b64encode(out[:int(job["stdout"])]).decode("ascii"), "stderr": err}
         proto.write(json.dumps(reply) + "\n")
         proto.flush()

@@ -48,6 +48,7 @@ class RunResult:
     signal: int | None = None
     notes: list[str] = field(default_factory=list)
     rejected: str | None = None    # the run never started: the workspace broke a cap
+    cpu_seconds: float | None = None   # CPU time of the run and the children it waited for, when measured
 
     def failure(self) -> str | None:
         """One line saying why the run failed, or None when it exited 0."""
