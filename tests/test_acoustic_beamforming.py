@@ -55,7 +55,7 @@ def within_all(out: dict[str, Any], want: dict[str, Any]) -> dict[str, bool]:
 # ---------------------------------------------------------------------------------- declaration
 def test_declaration() -> None:
     o = acoustic_beamforming
-    assert o.name == "acoustic_beamforming" and o.version == "2.1.0"
+    assert o.name == "acoustic_beamforming" and o.version == "2.2.0"
     assert set(o.outputs) == FIELDS
     assert set(o.axes) == {"finish", "max_order", "microphone_array", "room_size", "seed", "snr_db",
                            "source_azimuth", "source_distance"}

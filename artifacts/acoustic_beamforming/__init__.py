@@ -106,7 +106,7 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
 
 @oracle(
     name="acoustic_beamforming",
-    version="2.1.0",
+    version="2.2.0",
     title="Room-acoustics measurement and source localisation",
     domain="acoustics / signals",
     toolkit=["pyroomacoustics", "numpy", "scipy"],
@@ -119,7 +119,15 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
         "direct-to-reverberant balance; from the whole array's recordings they estimate "
         "the direction of the loudspeaker. The question: what are those measured "
         "parameters and that direction for a given room, array, source position and "
-        "noise level?"
+        "noise level? The measurement set-up is fixed and known: everything runs at 16 kHz; "
+        "the test signal is a 1 s exponential (logarithmic) sine sweep from 50 Hz to 7 kHz at "
+        "unit amplitude, its first and last 10 ms shaped by the rising and falling halves of a "
+        "Hann window; the array records the sweep and the 1 s after it (sample 0 = the instant "
+        "the loudspeaker starts); and the sensor noise is white and Gaussian, microphone m "
+        "getting row m of numpy.random.default_rng(seed).standard_normal((microphones, "
+        "recorded samples)), scaled so that its power lies snr_db below the mean power of "
+        "microphone 0's noise-free recording over the sweep. How the engineer turns those "
+        "recordings into the parameters and the direction is for you to find."
     ),
     axes={
         "room_size": Choice(ROOM_NAMES, doc="the room, by size (dimensions in geometry.json)"),
