@@ -286,16 +286,15 @@ def _unrevealed_warning(rep: dict[str, Any]) -> str:
     graded_only = [b for b in unrevealed if not seen.get(b, {}).get("publishable")]
     names = ", ".join(f"{b} (seen only on graded scenarios)" if b in graded_only else b for b in unrevealed)
     undone = int(rep.get("program_runs_not_made") or 0)
-    left = (f"{undone} of their runs were left undone by the budget (a larger --select-budget, or 0 for none, "
-            "runs them all)")
+    left = f"{undone} of their runs were left undone by the budget"
+    more = "(a larger --select-budget, or 0 for none, runs them all)"
     if not unrevealed:
-        return (f"warning: the published scenarios show every failure found in the revealed programs, but {undone} "
-                "of their runs were left undone by the budget, so not every failure there is may be found "
-                "(a larger --select-budget, or 0 for none, runs them all)")
+        return (f"warning: the published scenarios show every failure found in the revealed programs, but {left}, "
+                f"so not every failure there is may be found {more}")
     text = (f"warning: the published scenarios do not show {len(unrevealed)} failure(s) of the revealed programs"
             f" ({names})")
     if undone:
-        return text + "; " + left
+        return f"{text}; {left} {more}"
     reasons = []
     if graded_only:
         reasons.append("no scenario the cover may publish shows those seen only on graded scenarios")

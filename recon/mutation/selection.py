@@ -668,7 +668,9 @@ class _Revealer:
         return max(cpu / self.workers, (time.perf_counter() - self.start) / STRETCH)
 
     def _deadline(self, share: float) -> float | None:
-        self.clock()
+        """``share`` of the budget on :meth:`clock` (which starts with the first deadline asked for)."""
+        if self.start is None:
+            self.start = time.perf_counter()
         return None if not self.budget else share * self.budget
 
     def run(self, cases: Sequence[int], *, share: float = 0.5) -> None:
