@@ -23,7 +23,7 @@ from . import canonjson, compare
 from .baselines import IGNORED
 from .checks import Outcome
 from .errors import TaskError
-from .grader import draw_probes, grade, graded_from, resolve_oracle, run_outcomes
+from .grader import RunMemo, draw_probes, grade, graded_from, resolve_oracle, run_outcomes
 from .mutation.pool import PreparedPool, evaluate_program, prepare_pool, prepare_workspace
 from .oracle import Oracle
 from .registry import Registry
@@ -32,8 +32,13 @@ from .runtimes.snapshot import snapshot_workspace
 from .sweep import SweepSpec, pool_scenarios
 from .task import Task, load_task
 
-__all__ = ["BaselineRow", "grade_baselines", "audit_programs", "audit_baselines", "AuditReport", "ProgramAudit",
-           "FieldAudit"]
+__all__ = ["BaselineRow", "grade_baselines", "baseline_workspace", "audit_programs", "audit_baselines", "AuditReport",
+           "ProgramAudit", "FieldAudit"]
+
+
+#: the probe draws of the fairness audit; a baseline's grading uses the first, so that
+#: ``recon stats``, ``recon validate`` and the audit see the same probes
+DEFAULT_NONCES = ("audit-1", "audit-2", "audit-3")
 
 
 @dataclass(frozen=True)
@@ -57,9 +62,10 @@ class BaselineRow:
 
 
 def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, runtime: str | Runtime = "auto",
-                    registry: Registry | None = None, nonce: str | None = "baselines",
+                    registry: Registry | None = None, nonce: str | None = DEFAULT_NONCES[0],
                     report: Callable[[BaselineRow], None] | None = None,
-                    probe_cache: Path | None = None, warm: bool = True) -> list[BaselineRow]:
+                    probe_cache: Path | None = None, warm: bool = True,
+                    memo: RunMemo | None = None) -> list[BaselineRow]:
     """Grade every baseline of ``oracle`` (default: the oracle ``task`` was built from)
     on the built ``task``, each in a fresh copy of the agent's ``app/``, with the task's
     grader on ``runtime``. Returns one row per baseline, in name order; none when the
@@ -68,7 +74,8 @@ def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, ru
     ``nonce`` fixes the probes drawn, so the rows are reproducible (None: fresh probes);
     they are drawn once for all baselines (in ``probe_cache``, or a folder of their own).
     ``warm``: run them in warm sessions (the author's programs: their imports paid once
-    per worker, a run that fails warm run again cold).
+    per worker, a run that fails warm run again cold); ``memo``: their runs shared with
+    a fairness audit of the same baselines (:class:`recon.grader.RunMemo`).
     """
     t = task if isinstance(task, Task) else load_task(task)
     if t.app_dir is None:
@@ -87,12 +94,9 @@ def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, ru
     rows: list[BaselineRow] = []
     with tempfile.TemporaryDirectory(prefix="recon-baselines-") as tmpd:
         for b in found:
-            app = Path(tmpd) / b.name / "app"
-            shutil.copytree(t.app_dir, app, symlinks=True)
-            # The baseline's folder becomes the workspace's content, beside the starter README.
-            shutil.copytree(b.path, app / "workspace", dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED))
-            g = grade(t, app / "workspace", runtime=rt, registry=registry, nonce=nonce,
-                      workspace_label=f"baseline {b.name}", warm=warm,
+            ws = baseline_workspace(t, b.path, Path(tmpd) / b.name / "workspace")
+            g = grade(t, ws, runtime=rt, registry=registry, nonce=nonce,
+                      workspace_label=f"baseline {b.name}", warm=warm, memo=memo if warm else None,
                       probe_cache=(probe_cache or Path(tmpd) / "probes") if nonce is not None else None)
             failing = [c for r in g["rungs"] for c in r["checks"] if not c["passed"]][:1]
             detail = "every check passes" if not failing else f"{failing[0]['id']}: {failing[0]['reason']}"
@@ -103,6 +107,18 @@ def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, ru
                 report(row)
     return rows
 
+
+
+def baseline_workspace(task: Task, program: Path, dest: Path) -> Path:
+    """A baseline as a submission: the agent's starter workspace with the baseline's
+    folder copied over it (its files beside the starter README). Its gradings and its
+    audit run this same content."""
+    if task.app_dir is None:
+        raise TaskError(f"{task.tests}: a baseline's workspace needs the whole task (environment/app)",
+                        hint="give the folder `recon build` wrote (e.g. tasks/lidar_icp)")
+    shutil.copytree(task.app_dir / "workspace", dest, symlinks=True)
+    shutil.copytree(program, dest, dirs_exist_ok=True, ignore=shutil.ignore_patterns(*IGNORED))
+    return dest
 
 
 # --------------------------------------------------------------------------- the fairness audit
@@ -116,7 +132,6 @@ def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, ru
 # failures. For each, it runs the program on a pool of generated scenarios and lists
 # those that would have shown the behaviour publicly.
 
-DEFAULT_NONCES = ("audit-1", "audit-2", "audit-3")
 DEFAULT_POOL = 40
 SHOWN = 5   # revealing pool scenarios listed per behaviour
 
@@ -220,9 +235,12 @@ class AuditReport:
 def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]], *, runtime: str | Runtime = "auto",
                    registry: Registry | None = None, nonces: Sequence[str] = DEFAULT_NONCES,
                    pool_size: int = DEFAULT_POOL, pool_seed: int = 0, workers: int | None = None,
-                   log: Callable[[str], None] | None = None) -> AuditReport:
+                   log: Callable[[str], None] | None = None, memo: RunMemo | None = None,
+                   probe_cache: Path | None = None) -> AuditReport:
     """Audit ``programs`` ((label, workspace folder or reconstruct.py) pairs) on a built
-    task: their hidden-only failures, and the pool scenarios that would show each."""
+    task: their hidden-only failures, and the pool scenarios that would show each.
+    ``memo`` and ``probe_cache``: runs and probe draws shared with gradings of the same
+    programs (an author's own, in one validate)."""
     say = log or (lambda msg: None)
     t = task if isinstance(task, Task) else load_task(task)
     oracle = resolve_oracle(t, registry)
@@ -237,7 +255,7 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
         graded = list(hidden)
         for nonce in nonces:
             graded += [dataclasses.replace(g, id=f"{g.id}@{nonce}")
-                       for g in draw_probes(t, oracle, nonce, n_probes, root / "probes" / nonce)]
+                       for g in draw_probes(t, oracle, nonce, n_probes, root / "probes" / nonce, cache=probe_cache)]
         say(f"audit: {len(public)} public and {len(graded)} graded scenarios of {t.meta['task']}")
         pool: PreparedPool | None = None
         for i, (label, program) in enumerate(programs):
@@ -247,7 +265,7 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
             # (what differs from a grading is speed only: a failure is confirmed cold)
             with SessionPool(rt, snap.path, t.limits, app_dir=t.app_dir) as sessions:
                 outcomes = run_outcomes(rt, snap.path, public + graded, t.limits, t.app_dir, fields, workers,
-                                        sessions=sessions)
+                                        sessions=sessions, memo=memo)
             audit = _program_audit(label, outcomes, fields, len(public), oracle)
             if audit.hidden_only:
                 if pool is None:
@@ -301,9 +319,14 @@ def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[s
 
 def audit_baselines(task: Task, oracle: Oracle, *, runtime: Runtime, registry: Registry | None = None,
                     nonces: Sequence[str] = DEFAULT_NONCES, pool_size: int = DEFAULT_POOL,
-                    log: Callable[[str], None] | None = None) -> AuditReport:
-    """The fairness audit over the oracle's baselines and its ``independent/`` programs."""
-    programs = [(f"baseline {b.name}", b.path) for b in oracle.baselines]
-    programs += [(f"independent {b.name}", b.path) for b in oracle.independent]
-    return audit_programs(task, programs, runtime=runtime, registry=registry, nonces=nonces, pool_size=pool_size,
-                          log=log)
+                    log: Callable[[str], None] | None = None, memo: RunMemo | None = None,
+                    probe_cache: Path | None = None) -> AuditReport:
+    """The fairness audit over the oracle's baselines (each in the workspace its gradings
+    use: :func:`baseline_workspace`) and its ``independent/`` programs; ``memo`` and
+    ``probe_cache`` as for :func:`audit_programs`."""
+    with tempfile.TemporaryDirectory(prefix="recon-audit-baselines-") as tmp:
+        programs = [(f"baseline {b.name}", baseline_workspace(task, b.path, Path(tmp) / b.name))
+                    for b in oracle.baselines]
+        programs += [(f"independent {b.name}", b.path) for b in oracle.independent]
+        return audit_programs(task, programs, runtime=runtime, registry=registry, nonces=nonces,
+                              pool_size=pool_size, log=log, memo=memo, probe_cache=probe_cache)

@@ -34,7 +34,7 @@ from .oracle import Oracle
 from .registry import Registry
 from .runtimes.base import Limits, RunResult, Runtime, SessionPool
 from .runtimes import get_runtime
-from .runtimes.snapshot import snapshot_workspace
+from .runtimes.snapshot import snapshot_workspace, tree_digest
 from .sweep import Scenario, SweepSpec, probe_scenarios, run_scenario
 from .task import ScenarioDir, Task, load_task
 
@@ -149,21 +149,62 @@ class RunBudget:
                 self.slowest = max(self.slowest, res.seconds)
 
 
+class RunMemo:
+    """The runs of an author's own programs within one validate, kept by what decides
+    their result: the workspace's content (:func:`tree_digest` of its snapshot) and the
+    scenario (its document and the content of each input file). The baselines' gradings
+    and the fairness audit run the same programs on the same scenarios; each pair runs
+    once. Only runs that exited cleanly are kept: a failure (a timeout on a busy machine)
+    runs again where it is asked for again."""
+
+    def __init__(self) -> None:
+        self._runs: dict[tuple[str, str], RunResult] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    @staticmethod
+    def scenario_key(g: Graded) -> str:
+        h = hashlib.sha256(canonjson.dumps_compact(g.document).encode("utf-8"))
+        for name in sorted(g.inputs):
+            h.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(Path(g.inputs[name]).read_bytes()).digest())
+        return h.hexdigest()
+
+    def get(self, key: tuple[str, str]) -> RunResult | None:
+        with self._lock:
+            res = self._runs.get(key)
+            self.hits += res is not None
+            return res
+
+    def put(self, key: tuple[str, str], res: RunResult) -> None:
+        if res.failure() is None:
+            with self._lock:
+                self._runs[key] = res
+
+
 def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,
                  fields: dict[str, dict[str, Any]], workers: int,
                  progress: Callable[[int], None] | None = None, budget: RunBudget | None = None,
-                 sessions: SessionPool | None = None) -> list[Outcome]:
+                 sessions: SessionPool | None = None, memo: RunMemo | None = None) -> list[Outcome]:
     """Run the submission in ``workspace`` (a snapshot) on each scenario of ``items``,
     ``workers`` at a time, and say for each whether it spoke the contract. With a
     ``budget``, its rules decide each run's limit and whether it starts. ``sessions``:
     warm sessions of the same workspace, limits and app to run in instead (an author's
-    own programs at build or validate time, never a submission under test)."""
+    own programs at build or validate time, never a submission under test); ``memo``:
+    their runs shared with other gradings of the same programs (:class:`RunMemo`)."""
+    if memo is not None and sessions is None:
+        raise ValueError("a run memo is for an author's programs in warm sessions, never a submission under test")
+    ws_digest = tree_digest(workspace) if memo is not None else ""
+
     def one(g: Graded) -> Outcome:
         lim = budget.next_limits() if budget is not None else limits
         if isinstance(lim, str):
             res = RunResult(exit_code=None, stdout=b"", stderr_tail="", seconds=0.0, rejected=lim)
         elif sessions is not None:
-            res = sessions.run(dict(g.document), g.inputs)
+            key = (ws_digest, RunMemo.scenario_key(g)) if memo is not None else None
+            kept = memo.get(key) if memo is not None and key is not None else None
+            res = kept if kept is not None else sessions.run(dict(g.document), g.inputs)
+            if memo is not None and key is not None and kept is None:
+                memo.put(key, res)
             if budget is not None:
                 budget.record(res)
         else:
@@ -255,13 +296,16 @@ def grade(
     progress: Callable[[int], None] | None = None,
     probe_cache: Path | None = None,
     warm: bool = False,
+    memo: RunMemo | None = None,
 ) -> dict[str, Any]:
     """Grade ``workspace`` on ``task``; returns the grading document. ``probe_cache``: a
     private folder that keeps the probes drawn for a nonce across gradings (see
     :func:`draw_probes`). ``warm``: run in warm sessions (:class:`SessionPool`: the
     interpreter and its imports paid once per worker, a run that fails warm run again
     cold) -- for an author's own programs that validate and ``stats`` grade (the
-    reference, the generated controls, the baselines), never for a submission under test."""
+    reference, the generated controls, the baselines), never for a submission under test;
+    ``memo``: those runs shared with other gradings and audits of the same programs
+    (:class:`RunMemo`; warm gradings only)."""
     t_start = time.perf_counter()
     if not isinstance(task, Task):
         task = load_task(task)
@@ -298,7 +342,7 @@ def grade(
             def run(items: list[Graded]) -> list[Outcome]:
                 t0 = time.perf_counter()
                 res = run_outcomes(rt, snap.path, items, limits, task.app_dir, fields, workers, progress, budget,
-                                   sessions)
+                                   sessions, memo if warm else None)
                 timing["runs_wall"] += time.perf_counter() - t0
                 timing["runs"] += len(res)
                 return res

@@ -24,10 +24,10 @@ from typing import Any, Callable
 
 from . import canonjson
 from ._version import __version__
-from .audit import audit_baselines, grade_baselines
+from .audit import DEFAULT_NONCES, audit_baselines, grade_baselines
 from .errors import TaskError
 from .fsutil import sha256_file, tree_digest
-from .grader import grade, resolve_oracle
+from .grader import RunMemo, grade, resolve_oracle
 from .leaks import leak_audit
 from .oracle import Oracle
 from .registry import Registry
@@ -380,14 +380,17 @@ def power_row(task: Task) -> ValidationRow:
 
 
 def fairness_row(task: Task, oracle: Oracle, runtime: Runtime, registry: Registry,
-                 log: Callable[[str], None] | None = None) -> ValidationRow:
+                 log: Callable[[str], None] | None = None, memo: RunMemo | None = None,
+                 probe_cache: Path | None = None) -> ValidationRow:
     """The fairness audit (recon.audit) over the oracle's baselines and ``independent/``
-    programs: no graded cell a program fails while it passes that field publicly."""
+    programs: no graded cell a program fails while it passes that field publicly.
+    ``memo`` and ``probe_cache``: the baselines' runs and probes their gradings made."""
     n = len(oracle.baselines) + len(oracle.independent)
     if not n:
         return ValidationRow("fairness", "0 hidden-only", 0, True,
                              "no baseline or independent program to audit")
-    rep = audit_baselines(task, oracle, runtime=runtime, registry=registry, log=log)
+    rep = audit_baselines(task, oracle, runtime=runtime, registry=registry, log=log, memo=memo,
+                          probe_cache=probe_cache)
     bad = [f"{p.label}: {f.field} ({len(f.graded_failed) - len(f.explained)} cell(s))"
            for p in rep.programs for f in p.hidden_only]
     beside = sum(len(f.explained) for p in rep.programs for f in p.fields.values() if not f.public_failed)
@@ -469,22 +472,27 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
             add(ValidationRow(gen.name, gen.expectation, g["reward"], g["reward"] < gen.limit - 1e-9,
                               _generated_detail(g, gen)))
         # 4. baselines: plausible programs written from the instruction alone (recon.audit);
-        # one that reaches 1.0 means the instruction gives the recipe away
-        for b in grade_baselines(task, oracle, runtime=rt, registry=reg, probe_cache=probes):
+        # one that reaches 1.0 means the instruction gives the recipe away. Their probes are
+        # the fairness audit's first draw, and their runs are kept for it (memo): the audit
+        # runs each of them only on what the gradings did not.
+        memo = RunMemo()
+        for b in grade_baselines(task, oracle, runtime=rt, registry=reg, probe_cache=probes, nonce=DEFAULT_NONCES[0],
+                                 memo=memo):
             add(ValidationRow(f"baseline {b.name}", "< 1.0", b.reward, b.passed, f"rung {b.rung}; {b.detail}"))
-    # 5. leaks (recon.leaks) and 6. manifest
-    leaks = leak_audit(task, oracle)
-    add(ValidationRow("leak audit", "no findings", None, not leaks, "; ".join(leaks[:3]) if leaks else
-                      "the agent's side holds no hidden value, recipe sentence, oracle source or solution"))
-    altered = manifest_audit(task.app_dir)
-    add(ValidationRow("manifest hashes", "all match", None, not altered, ", ".join(altered[:5]) if altered else "every published file matches manifest.json"))
-    # 7. how well the hidden set catches wrong programs: single-edit mutants of the
-    # reference, then any program wrong on a share of the generator (power)
-    if mutation is not None:
-        add(mutation_row(task, reg, mutation, log, workers))
-    add(power_row(task))
-    # 8. fairness: what the graded set catches in independent programs, some published
-    # scenario shows
-    if fairness:
-        add(fairness_row(task, oracle, rt, reg, log))
+        # 5. leaks (recon.leaks) and 6. manifest
+        leaks = leak_audit(task, oracle)
+        add(ValidationRow("leak audit", "no findings", None, not leaks, "; ".join(leaks[:3]) if leaks else
+                          "the agent's side holds no hidden value, recipe sentence, oracle source or solution"))
+        altered = manifest_audit(task.app_dir)
+        add(ValidationRow("manifest hashes", "all match", None, not altered,
+                          ", ".join(altered[:5]) if altered else "every published file matches manifest.json"))
+        # 7. how well the hidden set catches wrong programs: single-edit mutants of the
+        # reference, then any program wrong on a share of the generator (power)
+        if mutation is not None:
+            add(mutation_row(task, reg, mutation, log, workers))
+        add(power_row(task))
+        # 8. fairness: what the graded set catches in independent programs, some published
+        # scenario shows
+        if fairness:
+            add(fairness_row(task, oracle, rt, reg, log, memo, probes))
     return rows, count_work(reference.read_text(encoding="utf-8"))

@@ -11,11 +11,13 @@ from pathlib import Path
 import pytest
 
 from recon import Registry, canonjson
-from recon.audit import audit_programs
+from recon.audit import audit_programs, baseline_workspace
 from recon.build import build_task
 from recon.audit import DEFAULT_NONCES
 from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE
 from recon.sweep import SweepSpec, probe_scenarios
+from recon.grader import RunMemo, grade, run_outcomes
+from recon.runtimes import get_runtime
 from recon.validate import detectable_rate, power_row
 from recon.task import load_task
 
@@ -236,3 +238,22 @@ def test_validate_trusts_the_builds_proof_that_a_mutant_is_killable(registry: Re
     proven = [r for r in rep.results if r.elsewhere]
     assert proven and all(not r.equivalent and not r.hidden and r.mutant.key in target.killable for r in proven)
     assert {r.mutant.key for r in rep.results if r.equivalent}.isdisjoint(target.killable)
+
+
+def test_an_audit_runs_only_what_a_grading_of_the_same_program_did_not(registry: Registry, tmp_path: Path) -> None:
+    """validate grades each baseline on the audit's first probe draw and keeps the runs: the
+    audit then runs the program only on the other draws, with the same verdicts."""
+    task = load_task(build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=6, probes=2,
+                                select="random").path)
+    ws = baseline_workspace(task, task.root / "solution", tmp_path / "ws")
+    assert (ws / "reconstruct.py").is_file() and (ws / "README.md").is_file()
+    memo, probes = RunMemo(), tmp_path / "probes"
+    g = grade(task, ws, runtime="local", registry=registry, nonce="n1", warm=True, memo=memo, probe_cache=probes)
+    assert g["reward"] == 1.0 and memo.hits == 0
+    audit = {"runtime": "local", "registry": registry, "nonces": ["n1", "n2"], "pool_size": 10}
+    shared = audit_programs(task, [("reference", ws)], memo=memo, probe_cache=probes, **audit)
+    assert memo.hits == g["runs"] == 4 + 6 + 2
+    assert shared.to_json() == audit_programs(task, [("reference", ws)], **audit).to_json()
+    # a memo is for an author's programs in warm sessions: never for a submission under test
+    with pytest.raises(ValueError, match="never a submission"):
+        run_outcomes(get_runtime("local"), ws, [], task.limits, task.app_dir, task.outputs, 1, memo=memo)
