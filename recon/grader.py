@@ -169,16 +169,18 @@ class RunMemo:
             h.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(Path(g.inputs[name]).read_bytes()).digest())
         return h.hexdigest()
 
-    def get(self, key: tuple[str, str]) -> RunResult | None:
+    def run(self, key: tuple[str, str], start: Callable[[], RunResult]) -> RunResult:
+        """The kept result for ``key``, else ``start()``'s (kept when the run was clean)."""
         with self._lock:
-            res = self._runs.get(key)
-            self.hits += res is not None
-            return res
-
-    def put(self, key: tuple[str, str], res: RunResult) -> None:
+            kept = self._runs.get(key)
+            if kept is not None:
+                self.hits += 1
+                return kept
+        res = start()
         if res.failure() is None:
             with self._lock:
                 self._runs[key] = res
+        return res
 
 
 def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,
@@ -200,11 +202,10 @@ def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits:
         if isinstance(lim, str):
             res = RunResult(exit_code=None, stdout=b"", stderr_tail="", seconds=0.0, rejected=lim)
         elif sessions is not None:
-            key = (ws_digest, RunMemo.scenario_key(g)) if memo is not None else None
-            kept = memo.get(key) if memo is not None and key is not None else None
-            res = kept if kept is not None else sessions.run(dict(g.document), g.inputs)
-            if memo is not None and key is not None and kept is None:
-                memo.put(key, res)
+            def start(pool: SessionPool = sessions) -> RunResult:
+                return pool.run(dict(g.document), g.inputs)
+
+            res = memo.run((ws_digest, RunMemo.scenario_key(g)), start) if memo is not None else start()
             if budget is not None:
                 budget.record(res)
         else:
