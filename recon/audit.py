@@ -96,7 +96,7 @@ def grade_baselines(task: Task | Path | str, oracle: Oracle | None = None, *, ru
         for b in found:
             ws = baseline_workspace(t, b.path, Path(tmpd) / b.name / "workspace")
             g = grade(t, ws, runtime=rt, registry=registry, nonce=nonce,
-                      workspace_label=f"baseline {b.name}", warm=warm, memo=memo if warm else None,
+                      workspace_label=f"baseline {b.name}", warm=warm, memo=memo,
                       probe_cache=(probe_cache or Path(tmpd) / "probes") if nonce is not None else None)
             failing = [c for r in g["rungs"] for c in r["checks"] if not c["passed"]][:1]
             detail = "every check passes" if not failing else f"{failing[0]['id']}: {failing[0]['reason']}"

@@ -308,6 +308,8 @@ def grade(
     ``memo``: those runs shared with other gradings and audits of the same programs
     (:class:`RunMemo`; warm gradings only)."""
     t_start = time.perf_counter()
+    if memo is not None and not warm:
+        raise ValueError("a run memo is for an author's programs in warm sessions, never a submission under test")
     if not isinstance(task, Task):
         task = load_task(task)
     workspace = Path(workspace).absolute()
@@ -343,7 +345,7 @@ def grade(
             def run(items: list[Graded]) -> list[Outcome]:
                 t0 = time.perf_counter()
                 res = run_outcomes(rt, snap.path, items, limits, task.app_dir, fields, workers, progress, budget,
-                                   sessions, memo if warm else None)
+                                   sessions, memo)
                 timing["runs_wall"] += time.perf_counter() - t0
                 timing["runs"] += len(res)
                 return res

@@ -18,6 +18,7 @@ from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE
 from recon.sweep import SweepSpec, probe_scenarios
 from recon.grader import RunMemo, grade, run_outcomes
 from recon.runtimes import get_runtime
+from recon.runtimes.base import RunResult
 from recon.validate import detectable_rate, power_row
 from recon.task import load_task
 
@@ -257,3 +258,22 @@ def test_an_audit_runs_only_what_a_grading_of_the_same_program_did_not(registry:
     # a memo is for an author's programs in warm sessions: never for a submission under test
     with pytest.raises(ValueError, match="never a submission"):
         run_outcomes(get_runtime("local"), ws, [], task.limits, task.app_dir, task.outputs, 1, memo=memo)
+    with pytest.raises(ValueError, match="never a submission"):
+        grade(task, ws, runtime="local", registry=registry, nonce="n1", warm=False, memo=memo)
+
+
+def test_a_run_memo_keeps_clean_runs_only() -> None:
+    """A failed run (a timeout on a busy machine) is run again where it is asked for again."""
+    memo, made = RunMemo(), []
+
+    def start(res: RunResult) -> RunResult:
+        made.append(res)
+        return res
+
+    timed_out = RunResult(exit_code=None, stdout=b"", stderr_tail="", seconds=2.0, timed_out=True)
+    clean = RunResult(exit_code=0, stdout=b"{}", stderr_tail="", seconds=0.1)
+    assert memo.run(("ws", "s1"), lambda: start(timed_out)) is timed_out
+    assert memo.run(("ws", "s1"), lambda: start(clean)) is clean
+    assert memo.run(("ws", "s1"), lambda: start(timed_out)) is clean
+    assert memo.run(("other ws", "s1"), lambda: start(timed_out)) is timed_out
+    assert made == [timed_out, clean, timed_out] and memo.hits == 1
