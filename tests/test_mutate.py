@@ -22,6 +22,8 @@ from recon.errors import UsageError, ValidationFailed
 from recon.mutation.worker import CONTRACT, SURVIVED, VALUE, process_cpu
 from recon.mutation.operators import OPERATORS, generate_mutants, instrument, weak_helper, WEAK_HELPER
 from recon.mutation import Engine, auto_nonces, mutation_analysis, mutation_score
+from recon.mutation.engine import DEFAULT_MEMORY
+from recon.mutation.store import VerdictStore
 
 REFERENCE = '''\
 """Reference of the boundary_demo test oracle (standard library only)."""
@@ -221,6 +223,41 @@ def test_boundary_mutants_die_only_at_the_edge_and_equivalents_survive(boundary:
     assert s["killed_public"] <= s["non_equivalent"] and s["killed_hidden"] <= s["non_equivalent"]
     assert s["killed_hidden"] <= s["killed_hidden_probes"] + 1e-9
     assert report.timings["pruned_runs"] > 0  # reach and infection saved runs
+
+
+def test_a_second_analysis_takes_the_verdicts_the_first_kept(boundary: Registry, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same mutants on the same scenarios give the same verdicts: a second analysis of
+    the same reference runs only what the store does not hold (timeouts are never kept)
+    and reports exactly what the first did; another reference does not see them."""
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
+    settings = dict(registry=boundary, secret="one", pool_size=16, search_examples=0, nonces=2, workers=2,
+                    max_mutants=40)
+    first = mutation_analysis("boundary_demo", **settings)  # type: ignore[arg-type]
+    second = mutation_analysis("boundary_demo", **settings)  # type: ignore[arg-type]
+    # (within one analysis too: edge draws repeat a scenario's parameters under another id)
+    assert second.timings["reused_verdicts"] > first.timings["reused_verdicts"] and first.timings["runs"] > 0
+    assert "verdicts kept from earlier analyses" in second.render()
+    rows = lambda rep: [{k: v for k, v in r.to_json().items() if k != "first_kill"} for r in rep.results]  # noqa: E731
+    assert rows(second) == rows(first) and second.summary() == first.summary()
+    # what the second runs again are the timeouts (the loop whose counter never grows)
+    timed_out = [r for r in second.results if r.first_kill and "timed out" in r.first_kill["detail"]]
+    assert timed_out and 0 < second.timings["runs"] < first.timings["runs"]
+    store_dir = tmp_path / "home" / "cache" / "verdicts"
+    (kept,) = list(store_dir.iterdir())
+    assert oct(store_dir.stat().st_mode & 0o777) == "0o700"
+    # another reference (the cap changed) has a store of its own: nothing is taken from this one
+    other = Registry()
+    other.load_plugin_file(write_boundary_plugin(tmp_path / "other", REFERENCE.replace("LIMIT = 8", "LIMIT = 7")))
+    before = kept.read_bytes()
+    assert len(VerdictStore.for_oracle(other.get("boundary_demo"), memory=DEFAULT_MEMORY)) == 0
+    mutation_analysis("boundary_demo", **{**settings, "registry": other})  # type: ignore[arg-type]
+    assert kept.read_bytes() == before and len(list(store_dir.iterdir())) == 2
+    # a store that cannot be read is empty (and a cache: an analysis never fails for it)
+    store = VerdictStore.for_oracle(boundary.get("boundary_demo"), memory=DEFAULT_MEMORY)
+    assert store.path == kept and len(store) > 0
+    kept.write_text("{not json")
+    assert len(VerdictStore.for_oracle(boundary.get("boundary_demo"), memory=DEFAULT_MEMORY)) == 0
 
 
 def test_edge_kill_needs_the_edge_scenario(boundary: Registry) -> None:

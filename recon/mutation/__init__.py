@@ -6,6 +6,7 @@
   run takes their results from the reference's recorded calls);
 - :mod:`.worker`: long-lived worker processes that import the toolkit once and run
   mutants under time limits;
+- :mod:`.store`: verdicts kept across analyses of the same reference (``$RECON_HOME/cache``);
 - :mod:`.engine`: the :class:`Engine` that ties scenarios, mutants and verdicts together;
 - :mod:`.selection`: how a build picks its public and hidden scenarios (``random``, or
   ``stress``: by the mutants they kill);
@@ -21,9 +22,10 @@ from .engine import (DEFAULT_BUDGET, DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, 
 from .operators import OPERATORS
 from .pool import PoolReport, run_program_on_pool
 from .selection import select_scenarios, stress_selection
+from .store import VerdictStore
 
 __all__ = ["Engine", "MutantResult", "MutationReport", "Target", "compare_selections", "mutation_analysis",
            "mutation_score", "resolve_target", "select_scenarios", "stress_selection", "run_program_on_pool",
            "PoolReport", "OPERATORS", "DEFAULT_BUDGET", "DEFAULT_MAX_MUTANTS", "DEFAULT_MAX_PER_LINE",
            "DEFAULT_NONCES", "DEFAULT_POOL", "DEFAULT_SEARCH", "DEFAULT_THRESHOLD", "DEFAULT_VALIDATE_POOL",
-           "auto_nonces"]
+           "auto_nonces", "VerdictStore"]

@@ -53,6 +53,7 @@ from .engine import (DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_POOL, DEFAULT
                      auto_nonces)
 from .operators import Mutant, subsample
 from .selection import select_scenarios
+from .store import VerdictStore
 from .worker import CONTRACT, VALUE
 from ..errors import UsageError
 from ..oracle import Oracle
@@ -358,7 +359,9 @@ class MutationReport:
                  f"{t.get('mutants_per_second', 0.0):.2f} mutants/s, {int(t.get('runs', 0))} runs, "
                  f"{int(t.get('pruned_runs', 0))} skipped (not reached / not infected), "
                  f"{int(t.get('replayed_runs', 0))} settled by replaying the mutated function, "
-                 f"{int(t.get('memoized_runs', 0))} sped up by the reference's recorded calls"]
+                 f"{int(t.get('memoized_runs', 0))} sped up by the reference's recorded calls"
+                 + (f"; {int(t['reused_verdicts'])} verdicts kept from earlier analyses of this reference"
+                    if t.get("reused_verdicts") else "")]
         for title, items in (("survivors of hidden + probes", self.survivors), ("hidden-only kills", self.hidden_only),
                              ("undecided", self.undecided), ("equivalent", self.equivalent)):
             if not items:
@@ -404,6 +407,7 @@ def mutation_analysis(
     workers: int | None = None,
     memory: int = DEFAULT_MEMORY,
     budget: float | None = None,
+    reuse: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> MutationReport:
     """Mutation analysis of a task's scenarios (see the module docstring).
@@ -416,7 +420,9 @@ def mutation_analysis(
     :func:`~recon.mutation.engine.auto_nonces` gives for the task's probe count). ``max_per_line``
     caps mutants per source line; ``max_mutants`` keeps a deterministic sample.
     ``budget``: seconds after which the pool and the search stop (the mutants still
-    alive are reported undecided); None runs them to the end.
+    alive are reported undecided); None runs them to the end. ``reuse``: take the
+    verdicts earlier analyses and builds of the same reference kept instead of running
+    those pairs again (:class:`~recon.mutation.store.VerdictStore`; False: run every pair).
     """
     _check_settings(threshold, nonces, pool_size, search_examples)
     t_start = time.perf_counter()
@@ -425,7 +431,7 @@ def mutation_analysis(
     return _analyse([tgt], t_start=t_start, pool_size=pool_size, pool_seed=pool_seed, nonces=nonces,
                     search_examples=search_examples, max_per_line=max_per_line, max_mutants=max_mutants,
                     operators=operators, threshold=threshold, workers=workers, memory=memory, log=log,
-                    budget=budget)[0]
+                    budget=budget, reuse=reuse)[0]
 
 
 def compare_selections(
@@ -470,7 +476,8 @@ def _check_settings(threshold: float, nonces: int | None, pool_size: int, search
 def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed: int, nonces: int | None,
              search_examples: int, max_per_line: int | None, max_mutants: int | None,
              operators: Iterable[str] | None, threshold: float, workers: int | None, memory: int,
-             log: Callable[[str], None] | None, budget: float | None = None) -> list[MutationReport]:
+             log: Callable[[str], None] | None, budget: float | None = None,
+             reuse: bool = True) -> list[MutationReport]:
     """The analysis proper, for one or more scenario sets of the same oracle and spec
     sharing one pool, one set of mutants and one verdict on equivalence.
 
@@ -487,7 +494,8 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
     cpu0 = _cpu_seconds()
     timings: dict[str, float] = {}
     warnings: list[str] = []
-    with Engine(oracle, workers=workers, memory=memory, log=say) as eng:
+    store = VerdictStore.for_oracle(oracle, memory=memory) if reuse else None
+    with Engine(oracle, workers=workers, memory=memory, log=say, store=store) as eng:
         t0 = time.perf_counter()
         # the budget counts from t_start on the engine's budget clock (its workers' CPU
         # time): a loaded machine buys the same runs with it, only later
@@ -587,6 +595,7 @@ def _analyse(targets: list[Target], *, t_start: float, pool_size: int, pool_seed
         timings["pruned_runs"] = float(eng.pruned)
         timings["replayed_runs"] = float(eng.replayed)
         timings["memoized_runs"] = float(eng.memoized)
+        timings["reused_verdicts"] = float(eng.reused)
         ms = eng.mutant_set
         mset = {"made": made, "analysed": len(mutants), "uncovered": ms.sites_uncovered if ms else 0,
                 "capped": ms.capped if ms else 0, "invalid": ms.invalid if ms else 0,
@@ -687,6 +696,7 @@ def mutation_score(
     budget: float | None = 240.0,
     registry: Registry | None = None,
     workers: int | None = None,
+    reuse: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> MutationReport:
     """The hook for ``recon validate``: mutation analysis of a built task (or an oracle)
@@ -700,4 +710,4 @@ def mutation_score(
     """
     return mutation_analysis(task_or_oracle, registry=registry, pool_size=pool_size, nonces=nonces,
                              search_examples=search_examples, max_per_line=max_per_line, max_mutants=max_mutants,
-                             threshold=threshold, workers=workers, budget=budget, log=log)
+                             threshold=threshold, workers=workers, budget=budget, reuse=reuse, log=log)

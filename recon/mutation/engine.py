@@ -32,6 +32,7 @@ from ..oracle import Oracle
 from ..sweep import Scenario, SweepSpec, effective_axes
 from .operators import Mutant, MutantSet, generate_mutants, instrument
 from .callgraph import CallGraph
+from .store import VerdictStore
 from .worker import (CONFIRM_FACTOR, CONTRACT, REPLAYED, SURVIVED, Case, Task, Verdict, WorkerConfig, WorkerPool,
                      is_timeout)
 
@@ -98,11 +99,15 @@ class Engine:
     plus a traced run of the unmutated reference); ``generate`` runs the queue;
     ``make_mutants`` mutates the lines the scenarios ran; ``evaluate`` runs mutants on
     lists of scenarios (until the first kill, or all of them) and fills ``verdicts``.
-    Everything already known is reused: a (mutant, scenario) pair runs at most once.
+    Everything already known is reused: a (mutant, scenario) pair runs at most once, and
+    with a ``store`` (:class:`recon.mutation.store.VerdictStore`) at most once across
+    analyses of the same reference: its verdicts are taken instead of runs (``reused``),
+    and the runs made here are added to it when the engine closes.
     """
 
     def __init__(self, oracle: Oracle, *, workers: int | None = None, memory: int = DEFAULT_MEMORY,
-                 scratch: Path | None = None, log: Callable[[str], None] | None = None) -> None:
+                 scratch: Path | None = None, log: Callable[[str], None] | None = None,
+                 store: VerdictStore | None = None) -> None:
         if oracle.reference is None:
             raise UsageError(f"oracle {oracle.name!r} ({oracle.location}) declares no reference solution",
                              hint='mutation analysis mutates the reference: add reference="reference.py" to @oracle(...)')
@@ -125,6 +130,9 @@ class Engine:
         self.pruned = 0
         self.replayed = 0
         self.memoized = 0                  # runs in which recorded calls answered for unreached functions
+        self.store = store
+        self.reused = 0                    # verdicts taken from the store instead of a run
+        self._keys: dict[int, str] = {}    # mutant id -> its edit's key (what the store knows it by)
         self.callgraph = CallGraph(self.source)
         self.cut_short: set[int] = set()   # mutants whose search the deadline stopped
         self.slow: set[int] = set()        # mutants with a confirmed timeout: later ones count at once
@@ -139,7 +147,9 @@ class Engine:
         self._pace: collections.deque[tuple[float, float]] = collections.deque()   # (wall, clock) readings
         self.pool.on_tick = lambda: self.log(
             f"  ... {self.runs} runs ({self.pruned} skipped: not reached or not infected; {self.replayed} by "
-            f"replaying the mutated function; {self.memoized} sped up by recorded calls), {len(self.pool.queue)} "
+            f"replaying the mutated function; {self.memoized} sped up by recorded calls"
+            + (f"; {self.reused} verdicts kept from earlier analyses" if self.reused else "")
+            + f"), {len(self.pool.queue)} "
             f"tasks queued, {time.perf_counter() - self._t0:.0f} s")
 
     # -- the budget clock ---------------------------------------------------------------
@@ -242,6 +252,7 @@ class Engine:
         self.mutant_set = generate_mutants(self.source, filename=str(self.reference), lines=covered,
                                            operators=operators, max_per_line=max_per_line)
         self.mutants = self.mutant_set.mutants
+        self._keys = {m.id: m.key for m in self.mutants}
         return self.mutants
 
     # -- running -----------------------------------------------------------------------
@@ -291,8 +302,8 @@ class Engine:
         if self._enough(mutant.id, indices, stop_after) or self.past(deadline):
             return
         todo = [i for i in self.usable(indices) if (mutant.id, i) not in self.verdicts]
-        todo = [i for i in todo if not self._prune(mutant, i)]
-        if not todo:
+        todo = [i for i in todo if not self._prune(mutant, i) and not self._reuse(mutant, i)]
+        if not todo or self._enough(mutant.id, indices, stop_after):
             return
 
         def prepare() -> dict[str, Any]:
@@ -320,7 +331,8 @@ class Engine:
                     if at in patient or mutant.id in self.slow:   # it died again, given more time: a kill
                         why = (f"twice: the second time given {CONFIRM_FACTOR:g}x as long" if at in patient
                                else "a timeout of this mutant was confirmed before")
-                        self._record(mutant.id, Verdict(at, CONTRACT, f"{result['died']} ({why})", 1e9, 0.0))
+                        self._record(mutant.id, Verdict(at, CONTRACT, f"{result['died']} ({why})", 1e9, 0.0),
+                                     keep=False)
                     else:               # the machine's doing, or the mutant's? run it once more
                         again.add(at)
                     rest = [i for i in todo if (mutant.id, i) not in self.verdicts]
@@ -350,10 +362,28 @@ class Engine:
         self.pruned += 1
         return True
 
-    def _record(self, mid: int, v: Verdict) -> None:
+    def _reuse(self, mutant: Mutant, index: int) -> bool:
+        """Take the store's verdict of the mutant on this scenario instead of running it.
+        Returns whether there was one."""
+        if self.store is None:
+            return False
+        got = self.store.get(mutant.key, self.cases[index].scenario)
+        if got is None:
+            return False
+        v = Verdict(index, *got, 0.0)
+        self.verdicts[(mutant.id, index)] = v
+        self.reused += 1
+        if v.killed:
+            self.kill_counts[index] = self.kill_counts.get(index, 0) + 1
+        return True
+
+    def _record(self, mid: int, v: Verdict, *, keep: bool = True) -> None:
         self.verdicts[(mid, v.case)] = v
-        if v.status == CONTRACT and is_timeout(v.detail):
+        timeout = v.status == CONTRACT and is_timeout(v.detail)
+        if timeout:
             self.slow.add(mid)   # the workers report a timeout only once it is confirmed
+        if keep and not timeout and self.store is not None and mid in self._keys:
+            self.store.put(self._keys[mid], self.cases[v.case].scenario, v.status, v.detail, v.deviation)
         if v.detail == REPLAYED:
             self.replayed += 1
             return
@@ -409,6 +439,8 @@ class Engine:
         return found
 
     def close(self) -> None:
+        if self.store is not None:
+            self.store.save()
         self.pool.close()
         if self._own_scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)

@@ -61,9 +61,10 @@ from ..runtimes.base import Limits, Runtime, SessionPool
 from ..runtimes.snapshot import tree_digest
 from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios,
                      pool_scenarios, probe_scenarios, public_scenarios, recon_home)
-from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_SEARCH, STRETCH, Engine
+from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
 from .operators import subsample
 from .pool import prepare_workspace
+from .store import VerdictStore, write_private
 from .worker import CONTRACT
 
 __all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
@@ -163,7 +164,7 @@ def _select(oracle: Oracle, spec: SweepSpec, key: bytes, workers: int, progress:
         sel = stress_selection(oracle, spec, key, workers=workers, progress=progress, reveal=reveal, runtime=runtime,
                                budget=budget)
         if cached is not None:
-            _write_private(cached, {"public": [{"id": s.id, "parameters": s.parameters} for s in sel.public],
+            write_private(cached, {"public": [{"id": s.id, "parameters": s.parameters} for s in sel.public],
                                     "hidden": [{"id": s.id, "parameters": s.parameters} for s in sel.hidden],
                                     "report": sel.report})
         return sel
@@ -188,18 +189,6 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
         "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
-
-
-def _write_private(path: Path, doc: Any) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.chmod(path.parent, 0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".sel-")
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(canonjson.dumps(doc).encode("utf-8"))
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a cache: a build never fails for it
 
 
 def unit_point(axes: dict[str, Axis], params: dict[str, Any]) -> dict[str, float]:
@@ -353,6 +342,7 @@ def stress_selection(
     reveal: Sequence[tuple[str, Path]] = (),
     runtime: Runtime | None = None,
     budget: float | None = SELECTION_BUDGET,
+    reuse: bool = True,
 ) -> Selection:
     """Choose the public and hidden scenarios of ``spec`` by the mutants they kill (see
     the module docstring). ``budget``: seconds for the mutant runs (None: no limit). The
@@ -366,7 +356,12 @@ def stress_selection(
     ``runtime``). Whatever the hidden candidates catch in them -- a field a program gets
     wrong there -- some published scenario must show too, as for the mutants. Their runs
     have a budget of their own (``budget`` seconds from their first run), so the mutants
-    never leave them none; runs it leaves undone are counted in the report."""
+    never leave them none; runs it leaves undone are counted in the report.
+
+    ``reuse``: take the verdicts earlier analyses of the same reference kept
+    (:class:`~recon.mutation.store.VerdictStore`) instead of running those pairs again,
+    and keep this selection's for the next (a build of the same oracle with another
+    secret shares its public candidates; ``recon validate`` the chosen scenarios)."""
     say = progress or (lambda msg: None)
     if oracle.reference is None:
         raise SpecError(f"select = \"stress\" needs the reference of {oracle.name!r} ({oracle.location})",
@@ -398,7 +393,8 @@ def stress_selection(
     n_cand = max(hidden_factor * core, core + 4)
     drawn = hidden_scenarios(oracle, dataclasses.replace(spec, n_hidden=n_cand + n_hid - core), key, pub_pool)
     hid_pool, hid_random = drawn[:n_cand], drawn[n_cand:]
-    with Engine(oracle, workers=workers, log=say) as eng, contextlib.ExitStack() as stack:
+    store = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY) if reuse else None
+    with Engine(oracle, workers=workers, log=say, store=store) as eng, contextlib.ExitStack() as stack:
         P = eng.add_scenarios(pub_pool, "public-candidates")
         H = eng.add_scenarios(hid_pool, "hidden-candidates")
         say(f"stress selection: {len(P)} public and {len(H)} hidden candidates of {oracle.name}")
@@ -595,6 +591,7 @@ def stress_selection(
             "runs": eng.runs,
             "pruned_runs": eng.pruned,
             "memoized_runs": eng.memoized,
+            "reused_verdicts": eng.reused,
             "program_runs": shows.runs,
             "program_runs_not_made": shows.skipped,
             "budget": budget,

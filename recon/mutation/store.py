@@ -1,0 +1,138 @@
+"""Verdicts kept across analyses: a mutant's verdict on a scenario is computed once.
+
+A verdict is a pure function of the reference (the mutant is an edit of it), the oracle's
+code (which makes the scenario's inputs and truth from its parameters and compares the
+outputs), the scenario's parameters and the worker's memory limit. A build's stress
+selection and the ``recon validate`` that follows it run the same mutants on the same
+public and hidden scenarios; two builds of one oracle with different secrets share their
+public candidates, which do not depend on the key. :class:`VerdictStore` keeps every
+verdict a worker reported under that identity, in ``$RECON_HOME/cache/verdicts`` (private
+to the user, like the selection cache: it holds digests of hidden scenarios' parameters),
+and an engine given one runs only the pairs it does not hold.
+
+What is not kept: timeouts and worker deaths (they depend on the machine's load; they are
+confirmed by running again) and survivals recorded without a run (those depend on line
+tracing, which the engine redoes in no time). A store that cannot be read is empty; one
+that cannot be written is not written: it is a cache, and never fails an analysis.
+"""
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import tempfile
+import threading
+from pathlib import Path
+from typing import Any
+
+from .. import canonjson
+from .._version import __version__
+from ..oracle import Oracle
+from ..sweep import Scenario, recon_home
+
+__all__ = ["VerdictStore", "write_private"]
+
+#: bumped when what a verdict means changes (the comparison, the worker's protocol)
+STORE_FORMAT = 1
+
+
+def write_private(path: Path, doc: Any, *, compact: bool = False) -> bool:
+    """Write ``doc`` as canonical JSON to ``path`` atomically, its folder private to the
+    user (mode 0700). Returns False instead of raising when it cannot: callers are caches."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem[:8]}-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                text = canonjson.dumps_compact(doc) + "\n" if compact else canonjson.dumps(doc)
+                fh.write(text.encode("utf-8"))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return True
+    except OSError:
+        return False
+
+
+def scenario_digest(scenario: Scenario) -> str:
+    """What a verdict is kept under for a scenario: its parameters (the oracle makes the
+    rest from them), digested."""
+    return hashlib.sha256(scenario.key().encode("utf-8")).hexdigest()[:24]
+
+
+class VerdictStore:
+    """Verdicts of one reference's mutants, keyed by the mutant's edit and the scenario's
+    parameters (see the module docstring). Thread-safe: workers' callbacks record into it."""
+
+    def __init__(self, path: Path | None, ident: dict[str, Any]) -> None:
+        self.path = path
+        self.ident = ident
+        self._lock = threading.Lock()
+        self._data: dict[str, dict[str, list[Any]]] = {}
+        self._new = 0
+        self.hits = 0
+        if path is not None and path.is_file():
+            try:
+                doc = canonjson.read(path)
+                if doc.get("ident") == ident and isinstance(doc.get("verdicts"), dict):
+                    self._data = {str(k): dict(v) for k, v in doc["verdicts"].items() if isinstance(v, dict)}
+            except (OSError, ValueError, AttributeError, TypeError):
+                self._data = {}
+
+    @classmethod
+    def for_oracle(cls, oracle: Oracle, *, memory: int, home: Path | None = None) -> "VerdictStore":
+        """The store of ``oracle``'s current code and reference, under ``home`` (default
+        ``$RECON_HOME``)."""
+        ident = {"format": STORE_FORMAT, "recon": __version__, "oracle": oracle.name, "version": oracle.version,
+                 "code": oracle.source_digest(), "memory": memory}
+        digest = hashlib.sha256(canonjson.dumps_compact(ident).encode("utf-8")).hexdigest()[:32]
+        return cls((home or recon_home()) / "cache" / "verdicts" / f"{digest}.json", ident)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return sum(len(v) for v in self._data.values())
+
+    def get(self, mutant_key: str, scenario: Scenario) -> tuple[str, str, float] | None:
+        """(status, detail, deviation) of the mutant on the scenario, when kept."""
+        with self._lock:
+            row = self._data.get(mutant_key)
+            got = row.get(scenario_digest(scenario)) if row else None
+            if got is None:
+                return None
+            self.hits += 1
+        try:
+            status, detail, deviation = got
+            return str(status), str(detail), float(deviation)
+        except (TypeError, ValueError):
+            return None
+
+    def put(self, mutant_key: str, scenario: Scenario, status: str, detail: str, deviation: float) -> None:
+        if not math.isfinite(deviation):
+            return
+        with self._lock:
+            self._data.setdefault(mutant_key, {})[scenario_digest(scenario)] = [status, detail, float(deviation)]
+            self._new += 1
+
+    def save(self) -> bool:
+        """Write what was added (merged with what another process kept meanwhile)."""
+        if self.path is None or not self._new:
+            return False
+        with self._lock:
+            data = {k: dict(v) for k, v in self._data.items()}
+        if self.path.is_file():
+            try:
+                doc = canonjson.read(self.path)
+                if doc.get("ident") == self.ident:
+                    for k, row in doc.get("verdicts", {}).items():
+                        merged = dict(row)
+                        merged.update(data.get(k, {}))
+                        data[k] = merged
+            except (OSError, ValueError, AttributeError, TypeError):
+                pass
+        ok = write_private(self.path, {"ident": self.ident, "verdicts": data}, compact=True)
+        if ok:
+            with self._lock:
+                self._new = 0
+        return ok
