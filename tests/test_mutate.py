@@ -24,6 +24,7 @@ from recon.mutation.operators import OPERATORS, generate_mutants, instrument, we
 from recon.mutation import Engine, auto_nonces, mutation_analysis, mutation_score
 from recon.mutation.engine import DEFAULT_MEMORY
 from recon.mutation.store import VerdictStore
+from recon.sweep import Scenario
 
 REFERENCE = '''\
 """Reference of the boundary_demo test oracle (standard library only)."""
@@ -258,6 +259,16 @@ def test_a_second_analysis_takes_the_verdicts_the_first_kept(boundary: Registry,
     assert store.path == kept and len(store) > 0
     kept.write_text("{not json")
     assert len(VerdictStore.for_oracle(boundary.get("boundary_demo"), memory=DEFAULT_MEMORY)) == 0
+    # ... and an entry that is not a verdict is not taken for one: the pair runs
+    sc, path = Scenario("s", {"x": 0.5}), tmp_path / "own.json"
+    own = VerdictStore(path, {"format": "test"})
+    own.put("m", sc, SURVIVED, "", 0.0)
+    assert own.save() and VerdictStore(path, {"format": "test"}).get("m", sc) == (SURVIVED, "", 0.0)
+    doc = json.loads(path.read_text())
+    for row in doc["verdicts"]["m"].values():
+        row[0] = "killed"
+    path.write_text(json.dumps(doc))
+    assert VerdictStore(path, {"format": "test"}).get("m", sc) is None
 
 
 def test_edge_kill_needs_the_edge_scenario(boundary: Registry) -> None:

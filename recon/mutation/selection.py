@@ -165,8 +165,8 @@ def _select(oracle: Oracle, spec: SweepSpec, key: bytes, workers: int, progress:
                                budget=budget)
         if cached is not None:
             write_private(cached, {"public": [{"id": s.id, "parameters": s.parameters} for s in sel.public],
-                                    "hidden": [{"id": s.id, "parameters": s.parameters} for s in sel.hidden],
-                                    "report": sel.report})
+                                   "hidden": [{"id": s.id, "parameters": s.parameters} for s in sel.hidden],
+                                   "report": sel.report})
         return sel
     raise SpecError(f"select={spec.select!r} is not a selection strategy",
                     hint=f"use one of {', '.join(repr(x) for x in SELECT_STRATEGIES)}")

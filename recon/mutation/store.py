@@ -11,8 +11,8 @@ to the user, like the selection cache: it holds digests of hidden scenarios' par
 and an engine given one runs only the pairs it does not hold.
 
 What is not kept: timeouts and worker deaths (they depend on the machine's load; they are
-confirmed by running again) and survivals recorded without a run (those depend on line
-tracing, which the engine redoes in no time). A store that cannot be read is empty; one
+confirmed by running again) and survivals recorded without sending the mutant to a
+worker (not reached or not infected: line tracing, which the engine redoes, decides them). A store that cannot be read is empty; one
 that cannot be written is not written: it is a cache, and never fails an analysis.
 """
 from __future__ import annotations
@@ -29,11 +29,13 @@ from .. import canonjson
 from .._version import __version__
 from ..oracle import Oracle
 from ..sweep import Scenario, recon_home
+from .worker import CONTRACT, SURVIVED, VALUE
 
 __all__ = ["VerdictStore", "write_private"]
 
 #: bumped when what a verdict means changes (the comparison, the worker's protocol)
 STORE_FORMAT = 1
+VERDICTS = frozenset({SURVIVED, VALUE, CONTRACT})
 
 
 def write_private(path: Path, doc: Any, *, compact: bool = False) -> bool:
@@ -72,7 +74,6 @@ class VerdictStore:
         self._lock = threading.Lock()
         self._data: dict[str, dict[str, list[Any]]] = {}
         self._new = 0
-        self.hits = 0
         if path is not None and path.is_file():
             try:
                 doc = canonjson.read(path)
@@ -99,14 +100,15 @@ class VerdictStore:
         with self._lock:
             row = self._data.get(mutant_key)
             got = row.get(scenario_digest(scenario)) if row else None
-            if got is None:
-                return None
-            self.hits += 1
+        if got is None:
+            return None
         try:
             status, detail, deviation = got
-            return str(status), str(detail), float(deviation)
+            if status in VERDICTS:
+                return status, str(detail), float(deviation)
         except (TypeError, ValueError):
-            return None
+            pass
+        return None   # not kept, or not a verdict: run the pair
 
     def put(self, mutant_key: str, scenario: Scenario, status: str, detail: str, deviation: float) -> None:
         if not math.isfinite(deviation):
