@@ -287,7 +287,7 @@ def _unrevealed_warning(rep: dict[str, Any]) -> str:
     names = ", ".join(f"{b} (seen only on graded scenarios)" if b in graded_only else b for b in unrevealed)
     undone = int(rep.get("program_runs_not_made") or 0)
     left = f"{undone} of their runs were left undone by the budget"
-    more = "(a larger --select-budget, or 0 for none, runs them all)"
+    more = "(a larger reveal_budget in the sweep spec, or --select-budget 0 for none, runs them all)"
     if not unrevealed:
         return (f"warning: the published scenarios show every failure found in the revealed programs, but {left}, "
                 f"so not every failure there is may be found {more}")

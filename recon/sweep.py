@@ -44,7 +44,7 @@ DEFAULT_PUBLIC = 6
 DEFAULT_HIDDEN = 3
 DEFAULT_PROBES = 3   # fresh scenarios a grading draws from the oracle
 MAX_ATTEMPTS = 200
-SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select", "probes", "reveal"}
+SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select", "probes", "reveal", "reveal_budget"}
 #: what a spec's ``reveal`` may name besides program paths (relative to the spec's folder)
 REVEAL_KINDS = ("baselines", "independent")
 # How the published and hidden scenarios are chosen: "random" draws them (stratified
@@ -66,6 +66,7 @@ class SweepSpec:
     select: str = "random"
     probes: int = DEFAULT_PROBES
     reveal: tuple[str, ...] = ()          # programs stress selection must reveal (see REVEAL_KINDS)
+    reveal_budget: float | None = None    # seconds for their runs at the default budget (None: the mutants')
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_public": self.n_public, "n_hidden": self.n_hidden, "seed": self.seed,
@@ -166,8 +167,12 @@ def load_spec(
                         hint='e.g. reveal = ["baselines", "independent"]')
     reveal = tuple(x if x in REVEAL_KINDS or Path(x).is_absolute() or folder is None else str(folder / x)
                    for x in rv)
+    rb = data.get("reveal_budget")
+    if rb is not None and (isinstance(rb, bool) or not isinstance(rb, (int, float)) or not 0 < rb <= 86400):
+        raise SpecError(f"{source}: reveal_budget={rb!r} must be a number of seconds in (0, 86400]",
+                        hint="the seconds the revealed programs' runs may take, e.g. reveal_budget = 240")
     spec = SweepSpec(n_public=np_, n_hidden=nh, seed=sd, axes=axes, source=source, select=sel, probes=pr,
-                     reveal=reveal)
+                     reveal=reveal, reveal_budget=float(rb) if rb is not None else None)
     return spec
 
 

@@ -76,7 +76,8 @@ def small_tasks(tmp_path_factory: pytest.TempPathFactory, session_registry: Regi
 
 
 # The default builds' stress selection gets this many seconds of mutant runs (and as many
-# of revealed-program runs) instead of `recon build`'s 75. What the tests check of these
+# of revealed-program runs, or a spec's reveal_budget in proportion: lidar_icp's 240 become
+# 64) instead of `recon build`'s 75. What the tests check of these
 # builds -- the spec's counts, the reference's 1.0, the README task's validate rows, Harbor's
 # lint and its run of the dataset -- does not depend on how well the selection chose; the
 # quality of the selection at the default budget (mutation score, fairness) is the catalog

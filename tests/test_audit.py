@@ -145,6 +145,31 @@ def test_reveal_makes_a_public_scenario_show_what_the_hidden_set_catches(registr
     assert audit.fair
 
 
+def test_a_spec_gives_the_revealed_programs_a_budget_of_their_own(registry: Registry, tmp_path: Path) -> None:
+    """``reveal_budget`` bounds the revealed programs' runs, apart from the mutants'; the
+    report says how long they had and what it left undone, and a larger one runs them all."""
+    rare = _wrong(tmp_path, "rare", 'p["a"] > 3.6')
+    reports = {}
+    for seconds in (0.001, 600):
+        spec = tmp_path / f"{seconds}.toml"
+        spec.write_text(f'n_public = 4\nn_hidden = 10\nprobes = 2\nselect = "stress"\nreveal = ["{rare}"]\n'
+                        f"reveal_budget = {seconds}\n")
+        task = build_task(registry, "tiny_series", tmp_path / str(seconds), spec_path=spec).path
+        reports[seconds] = canonjson.read(task / "tests" / "selection.json")
+    tight, ample = reports[0.001], reports[600]
+    assert tight["reveal_budget"] == 0.001 and ample["reveal_budget"] == 600
+    assert tight["budget"] == ample["budget"] == 75.0
+    assert tight["program_runs_not_made"] > 0 and tight["program_runs"] < ample["program_runs"]
+    assert ample["program_runs_not_made"] == 0 and ample["revealed"] == [f"{rare}: count"]
+    # another selection budget scales the spec's in proportion; none bounds neither
+    spec = tmp_path / "0.001.toml"
+    half = build_task(registry, "tiny_series", tmp_path / "half", spec_path=spec, select_budget=37.5).path
+    assert canonjson.read(half / "tests" / "selection.json")["reveal_budget"] == 0.0005
+    free = build_task(registry, "tiny_series", tmp_path / "free", spec_path=spec, select_budget=0).path
+    free_report = canonjson.read(free / "tests" / "selection.json")
+    assert free_report["reveal_budget"] is None and free_report["program_runs_not_made"] == 0
+
+
 def test_reveal_runs_the_programs_where_probes_may_land_not_only_on_hidden_candidates(registry: Registry,
                                                                                       tmp_path: Path) -> None:
     """A program wrong at a single point, one of the probe draws the build makes for

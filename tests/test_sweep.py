@@ -132,8 +132,14 @@ def test_spec_files_set_probes_and_the_programs_to_reveal(tmp_path: Path) -> Non
     spec = load_spec(DEMO, spec_file)
     assert spec.probes == 40 and spec.reveal == ("baselines", str(tmp_path / "mine"))
     assert load_spec(DEMO, None).probes == 3 and load_spec(DEMO, None).reveal == ()
+    assert spec.reveal_budget is None
+    spec_file.write_text('reveal = ["independent"]\nreveal_budget = 240\n')
+    assert load_spec(DEMO, spec_file).reveal_budget == 240.0
     for text, pattern in [("probes = -1\n", r"probes=-1 must be an integer"),
-                          ('reveal = "baselines"\n', r"reveal='baselines' must be a list")]:
+                          ('reveal = "baselines"\n', r"reveal='baselines' must be a list"),
+                          ("reveal_budget = 0\n", r"reveal_budget=0 must be a number of seconds"),
+                          ("reveal_budget = true\n", r"reveal_budget=True must be a number of seconds"),
+                          ('reveal_budget = "4m"\n', r"reveal_budget='4m' must be a number of seconds")]:
         spec_file.write_text(text)
         with pytest.raises(SpecError, match=pattern):
             load_spec(DEMO, spec_file)

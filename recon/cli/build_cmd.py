@@ -43,7 +43,8 @@ from ..sweep import load_spec
 @click.option("--select-budget", "select_budget", type=click.FloatRange(0.0, 86400.0), default=None, metavar="SECONDS",
               help="Seconds a stress selection's mutant runs may take once its candidates are generated, counted "
                    "in its workers' CPU time (a loaded machine gets the same runs, later), and its revealed "
-                   "programs' runs as long again (default 75; 0: no limit): then what is known decides.")
+                   "programs' runs as long again, or the sweep spec's reveal_budget in proportion (default 75; 0: no "
+                   "limit for either): then what is known decides.")
 @click.option("--reveal", "reveal", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="An independent program (reconstruct.py or its workspace folder; repeatable): whatever the hidden "
                    "scenarios catch in it, some published scenario must show (stress selection).")

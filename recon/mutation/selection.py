@@ -185,6 +185,7 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
         "probes": spec.probes if reveal else None, "code": oracle.source_digest(), "key": key.hex(),
         "budget": budget, "algorithm": SELECTION_ALGORITHM,
+        **({"reveal_budget": spec.reveal_budget} if reveal and spec.reveal_budget else {}),
         "upstream": {name: sorted(ups) for name, ups in sorted(oracle.upstream.items())},
         "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
@@ -355,8 +356,9 @@ def stress_selection(
     ``reveal``: independent programs ((label, workspace) pairs, run untrusted through
     ``runtime``). Whatever the hidden candidates catch in them -- a field a program gets
     wrong there -- some published scenario must show too, as for the mutants. Their runs
-    have a budget of their own (``budget`` seconds from their first run), so the mutants
-    never leave them none; runs it leaves undone are counted in the report.
+    have a budget of their own (``budget`` seconds from their first run, or the spec's
+    ``reveal_budget``, scaled by ``budget`` / :data:`SELECTION_BUDGET`), so the mutants never
+    leave them none; runs it leaves undone are counted in the report.
 
     ``reuse``: take the verdicts earlier analyses of the same reference kept
     (:class:`~recon.mutation.store.VerdictStore`) instead of running those pairs again,
@@ -448,7 +450,11 @@ def stress_selection(
             f"{len(caught)}; covering them with public candidates")
         eng.evaluate([(m, P) for m in must], stop_after=easy, deadline=deadline)
         points = {c: unit_point(axes, eng.cases[c].scenario.parameters) for c in P}
-        shows = stack.enter_context(contextlib.closing(_Revealer(eng, reveal, runtime, workers, say, budget)))
+        # the revealed programs' own budget: the spec's reveal_budget (seconds at the default
+        # budget, in proportion at another), else the mutants'; no budget bounds neither
+        reveal_budget = (spec.reveal_budget * budget / SELECTION_BUDGET if spec.reveal_budget else budget) if budget \
+            else None
+        shows = stack.enter_context(contextlib.closing(_Revealer(eng, reveal, runtime, workers, say, reveal_budget)))
         # What the revealed programs must be shown failing: whatever the hidden set and a
         # grading's probes may catch. Both are keyed draws from the generator, so the
         # programs run on the chosen hidden scenarios, the set's random draws, the other
@@ -596,6 +602,7 @@ def stress_selection(
             "program_runs_not_made": shows.skipped,
             "budget": budget,
             "budget_reached": eng.past(deadline),
+            "reveal_budget": reveal_budget if reveal else None,
             "seconds": round(time.perf_counter() - t_start, 3),
         }
     return Selection(public, hidden, "stress", report)
