@@ -1,4 +1,4 @@
-"""File-system helpers: atomic output directories and reproducible archives."""
+"""File-system helpers: atomic output directories, reproducible archives and private cache files."""
 from __future__ import annotations
 
 import gzip
@@ -10,8 +10,9 @@ import tarfile
 import tempfile
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator
 
+from . import canonjson
 from .errors import ReconError, UsageError
 
 FIXED_MTIME = 946684800  # 2000-01-01T00:00:00Z: archives never depend on the clock
@@ -95,3 +96,23 @@ def tree_digest(root: Path) -> str:
             h.update(b"x" if os.access(p, os.X_OK) else b"-")
             h.update(sha256_file(p).encode() + b"\n")
     return h.hexdigest()
+
+
+def write_private(path: Path, doc: Any, *, compact: bool = False) -> bool:
+    """Write ``doc`` as canonical JSON to ``path`` atomically, its folder private to the
+    user (mode 0700). Returns False instead of raising when it cannot: callers are caches."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        os.chmod(path.parent, 0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem[:8]}-")
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                text = canonjson.dumps_compact(doc) + "\n" if compact else canonjson.dumps(doc)
+                fh.write(text.encode("utf-8"))
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        return True
+    except OSError:
+        return False

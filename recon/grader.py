@@ -10,6 +10,8 @@ reward.json and grading.json.
 """
 from __future__ import annotations
 
+import base64
+import binascii
 import contextlib
 import datetime as _dt
 import hashlib
@@ -29,13 +31,14 @@ from . import canonjson, compare
 from ._version import __version__
 from .checks import CHECKS, MAX_SOURCE_BYTES, GradingContext, Graded, Outcome
 from .errors import TaskError
+from .fsutil import write_private
 from .ladder import Ladder, load_ladder, score
 from .oracle import Oracle
 from .registry import Registry
 from .runtimes.base import Limits, RunResult, Runtime, SessionPool
 from .runtimes import get_runtime
 from .runtimes.snapshot import snapshot_workspace, tree_digest
-from .sweep import Scenario, SweepSpec, probe_scenarios, run_scenario
+from .sweep import Scenario, SweepSpec, probe_scenarios, recon_home, run_scenario
 from .task import ScenarioDir, Task, load_task
 
 __all__ = ["grade", "write_outputs", "render_table", "resolve_oracle", "run_outcomes", "draw_probes", "graded_from",
@@ -150,17 +153,37 @@ class RunBudget:
 
 
 class RunMemo:
-    """The runs of an author's own programs within one validate, kept by what decides
-    their result: the workspace's content (:func:`tree_digest` of its snapshot) and the
-    scenario (its document and the content of each input file). The baselines' gradings
-    and the fairness audit run the same programs on the same scenarios; each pair runs
-    once. Only runs that exited cleanly are kept: a failure (a timeout on a busy machine)
-    runs again where it is asked for again."""
+    """The runs of an author's own programs, kept by what decides their result: the
+    workspace's content (:func:`tree_digest` of its snapshot) and the scenario (its
+    document and the content of each input file). The baselines' gradings and the
+    fairness audit run the same programs on the same scenarios; each pair runs once. Only
+    runs that exited cleanly are kept: a failure (a timeout on a busy machine) runs again
+    where it is asked for again.
 
-    def __init__(self) -> None:
+    :meth:`kept` opens one that also keeps its runs across processes, in
+    ``$RECON_HOME/cache/runs`` (a folder private to the user: the outputs are close to the
+    hidden truth), one file per program and context (the runtime, the limits, recon's
+    version): a second ``recon validate`` of the same task, or one after a rebuild that
+    changed only the instruction or a program the audit does not run, runs none of them
+    again. A kept file that cannot be read is empty; one that cannot be written is not."""
+
+    FORMAT = 1
+
+    def __init__(self, folder: Path | None = None, context: dict[str, Any] | None = None) -> None:
         self._runs: dict[tuple[str, str], RunResult] = {}
         self._lock = threading.Lock()
         self.hits = 0
+        self.kept_hits = 0     # of those, runs kept by an earlier process
+        self.folder = folder
+        self.context = canonjson.dumps_compact({"format": self.FORMAT, "recon": __version__, **(context or {})})
+        self._loaded: set[str] = set()
+        self._from_disk: set[tuple[str, str]] = set()
+        self._new: set[str] = set()   # programs with runs not yet written
+
+    @classmethod
+    def kept(cls, runtime: Runtime, limits: Limits) -> "RunMemo":
+        """A memo whose runs outlive the process (see the class docstring)."""
+        return cls(recon_home() / "cache" / "runs", {"runtime": runtime.name, "limits": limits.to_json()})
 
     @staticmethod
     def scenario_key(g: Graded) -> str:
@@ -169,18 +192,58 @@ class RunMemo:
             h.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(Path(g.inputs[name]).read_bytes()).digest())
         return h.hexdigest()
 
+    def _file(self, program: str) -> Path:
+        assert self.folder is not None
+        return self.folder / f"{hashlib.sha256((self.context + program).encode('utf-8')).hexdigest()[:32]}.json"
+
+    def _load(self, program: str) -> None:
+        """The kept runs of ``program`` (a workspace digest), once; under the lock."""
+        if self.folder is None or program in self._loaded:
+            return
+        self._loaded.add(program)
+        try:
+            doc = canonjson.read(self._file(program))
+            if doc.get("context") != self.context:
+                return
+            for sk, r in doc["runs"].items():
+                key = (program, sk)
+                self._runs.setdefault(key, RunResult(exit_code=r["exit_code"], stdout=base64.b64decode(r["stdout"]),
+                                                     stderr_tail=r["stderr_tail"], seconds=float(r["seconds"]),
+                                                     cpu_seconds=r.get("cpu_seconds")))
+                self._from_disk.add(key)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+            pass   # unreadable: nothing kept
+
     def run(self, key: tuple[str, str], start: Callable[[], RunResult]) -> RunResult:
         """The kept result for ``key``, else ``start()``'s (kept when the run was clean)."""
         with self._lock:
+            self._load(key[0])
             kept = self._runs.get(key)
             if kept is not None:
                 self.hits += 1
+                self.kept_hits += key in self._from_disk
                 return kept
         res = start()
         if res.failure() is None:
             with self._lock:
                 self._runs[key] = res
+                self._new.add(key[0])
         return res
+
+    def save(self) -> None:
+        """Write the programs' new runs to the kept files (nothing without a folder)."""
+        if self.folder is None:
+            return
+        with self._lock:
+            todo, self._new = self._new, set()
+            runs = dict(self._runs)
+        for program in sorted(todo):
+            mine = {sk: {"exit_code": r.exit_code, "stdout": base64.b64encode(r.stdout).decode("ascii"),
+                         "stderr_tail": r.stderr_tail,
+                         "seconds": round(r.seconds, 6),
+                         "cpu_seconds": None if r.cpu_seconds is None else round(r.cpu_seconds, 6)}
+                    for (p, sk), r in sorted(runs.items()) if p == program}
+            write_private(self._file(program), {"context": self.context, "runs": mine}, compact=True)
 
 
 def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,

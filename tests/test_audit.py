@@ -287,6 +287,43 @@ def test_an_audit_runs_only_what_a_grading_of_the_same_program_did_not(registry:
         grade(task, ws, runtime="local", registry=registry, nonce="n1", warm=False, memo=memo)
 
 
+def test_a_kept_run_memo_serves_the_next_process(registry: Registry, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """A memo opened with :meth:`RunMemo.kept` writes its clean runs to $RECON_HOME (a
+    private folder); the next one with the same runtime and limits takes them instead of
+    running, with the same verdicts, while other limits or a changed program run again."""
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
+    task = load_task(build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=6, probes=2,
+                                select="random").path)
+    ws = baseline_workspace(task, task.root / "solution", tmp_path / "ws")
+    rt = get_runtime("local")
+    audit = {"runtime": rt, "registry": registry, "nonces": ["n1", "n2"], "pool_size": 0}
+    first = RunMemo.kept(rt, task.limits)
+    report = audit_programs(task, [("reference", ws)], memo=first, **audit).to_json()
+    assert first.hits == 0
+    first.save()
+    folder = tmp_path / "home" / "cache" / "runs"
+    assert (folder.stat().st_mode & 0o777) == 0o700 and len(list(folder.iterdir())) == 1
+    again = RunMemo.kept(rt, task.limits)
+    assert audit_programs(task, [("reference", ws)], memo=again, **audit).to_json() == report
+    assert again.kept_hits == again.hits == 4 + 6 + 2 * 2
+    # other limits are another context; a changed program another workspace
+    other = RunMemo.kept(rt, dataclasses.replace(task.limits, wall=task.limits.wall + 1))
+    audit_programs(task, [("reference", ws)], memo=other, **audit)
+    assert other.hits == 0
+    (ws / "note.txt").write_text("changed")
+    changed = RunMemo.kept(rt, task.limits)
+    audit_programs(task, [("reference", ws)], memo=changed, **audit)
+    assert changed.hits == 0
+    # an unreadable kept file is empty, never an error
+    for f in folder.iterdir():
+        f.write_text("{not json")
+    broken = RunMemo.kept(rt, task.limits)
+    (ws / "note.txt").unlink()
+    assert audit_programs(task, [("reference", ws)], memo=broken, **audit).to_json() == report
+    assert broken.hits == 0
+
+
 def test_a_run_memo_keeps_clean_runs_only() -> None:
     """A failed run (a timeout on a busy machine) is run again where it is asked for again."""
     memo, made = RunMemo(), []

@@ -64,7 +64,8 @@ from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effectiv
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
 from .operators import subsample
 from .pool import prepare_workspace
-from .store import VerdictStore, write_private
+from ..fsutil import write_private
+from .store import VerdictStore
 from .worker import CONTRACT
 
 __all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",

@@ -19,43 +19,22 @@ from __future__ import annotations
 
 import hashlib
 import math
-import os
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
 from .. import canonjson
+from ..fsutil import write_private
 from .._version import __version__
 from ..oracle import Oracle
 from ..sweep import Scenario, recon_home
 from .worker import CONTRACT, SURVIVED, VALUE
 
-__all__ = ["VerdictStore", "write_private"]
+__all__ = ["VerdictStore"]
 
 #: bumped when what a verdict means changes (the comparison, the worker's protocol)
 STORE_FORMAT = 1
 VERDICTS = frozenset({SURVIVED, VALUE, CONTRACT})
-
-
-def write_private(path: Path, doc: Any, *, compact: bool = False) -> bool:
-    """Write ``doc`` as canonical JSON to ``path`` atomically, its folder private to the
-    user (mode 0700). Returns False instead of raising when it cannot: callers are caches."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        os.chmod(path.parent, 0o700)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem[:8]}-")
-        try:
-            with os.fdopen(fd, "wb") as fh:
-                text = canonjson.dumps_compact(doc) + "\n" if compact else canonjson.dumps(doc)
-                fh.write(text.encode("utf-8"))
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return True
-    except OSError:
-        return False
 
 
 def scenario_digest(scenario: Scenario) -> str:
