@@ -163,9 +163,9 @@ class RunMemo:
     :meth:`kept` opens one that also keeps its runs across processes, in
     ``$RECON_HOME/cache/runs`` (a folder private to the user: the outputs are close to the
     hidden truth), one file per program and context (the runtime, the limits, recon's
-    version): a second ``recon validate`` of the same task, or one after a rebuild that
-    changed only the instruction or a program the audit does not run, runs none of them
-    again. A kept file that cannot be read is empty; one that cannot be written is not."""
+    version): a second ``recon validate`` or ``recon audit`` of the same task, or one after
+    a rebuild that changed only the instruction, runs none of them again. A kept file that
+    cannot be read is empty; one that cannot be written is not."""
 
     FORMAT = 1
 

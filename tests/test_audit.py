@@ -224,6 +224,13 @@ def test_the_cli_audits_programs_and_exits_1_on_hidden_only_failures(registry: R
     assert doc["task"] == "recon/tiny_series" and doc["graded_scenarios"] == 6 + 6 * 4
     assert doc["hidden_only"] == 1 and not doc["fair"]
     assert proc.returncode == 1 and "hidden-only" in proc.stderr
+    # the runs are kept: the same audit again takes every one of them, with the same report
+    again = subprocess.run([a for a in proc.args if a not in ("--json", "-q")], capture_output=True, text=True,
+                           timeout=600)
+    assert again.returncode == 1 and "count: fails" in again.stdout
+    kept = subprocess.run(proc.args, capture_output=True, text=True, timeout=600)
+    assert json.loads(kept.stdout) == doc
+    assert f"audit: {3 + 6 + 6 * 4} runs kept from an earlier audit or validate" in again.stderr
     empty = subprocess.run([sys.executable, "-m", "recon", "audit", str(task), "--plugin", str(TINY)],
                            capture_output=True, text=True, timeout=120)
     assert empty.returncode == 2 and "nothing to audit" in empty.stderr

@@ -9,6 +9,7 @@ from .. import canonjson
 from .._harborjobs import load_trials
 from ..audit import DEFAULT_NONCES, DEFAULT_POOL, audit_programs
 from ..errors import UsageError, ValidationFailed
+from ..grader import RunMemo
 from ..runtimes import RUNTIME_NAMES, get_runtime
 from ..task import load_task
 from ._common import info, load_registry, plugin_option, quiet_option
@@ -69,9 +70,15 @@ def audit_cmd(task_dir: Path, programs: tuple[Path, ...], jobs: tuple[Path, ...]
                          hint=f"e.g. recon audit {task_dir} other/reconstruct.py, or --jobs jobs/")
     rt = get_runtime(runtime)
     registry = load_registry(plugins) if plugins else None
+    # the programs' runs are kept for the next audit or validate of the same task (by the
+    # programs' and the scenarios' content: another program, or a rebuilt task, runs again)
+    memo = RunMemo.kept(rt, task.limits)
     report = audit_programs(task, found, runtime=rt, registry=registry,
                             nonces=[f"audit-{i + 1}" for i in range(nonces)], pool_size=pool_size,
-                            log=lambda msg: info(msg, quiet or as_json))
+                            log=lambda msg: info(msg, quiet or as_json), memo=memo)
+    memo.save()
+    if memo.kept_hits:
+        info(f"audit: {memo.kept_hits} runs kept from an earlier audit or validate", quiet or as_json)
     click.echo(canonjson.dumps(report.to_json()) if as_json else report.render(), nl=not as_json)
     if not report.fair:
         raise ValidationFailed(f"{report.hidden_only} hidden-only behaviour(s) in {task.meta['task']}",
