@@ -192,9 +192,8 @@ class RunMemo:
             h.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(Path(g.inputs[name]).read_bytes()).digest())
         return h.hexdigest()
 
-    def _file(self, program: str) -> Path:
-        assert self.folder is not None
-        return self.folder / f"{hashlib.sha256((self.context + program).encode('utf-8')).hexdigest()[:32]}.json"
+    def _file(self, folder: Path, program: str) -> Path:
+        return folder / f"{hashlib.sha256((self.context + program).encode('utf-8')).hexdigest()[:32]}.json"
 
     def _load(self, program: str) -> None:
         """The kept runs of ``program`` (a workspace digest), once; under the lock."""
@@ -202,7 +201,7 @@ class RunMemo:
             return
         self._loaded.add(program)
         try:
-            doc = canonjson.read(self._file(program))
+            doc = canonjson.read(self._file(self.folder, program))
             if doc.get("context") != self.context:
                 return
             for sk, r in doc["runs"].items():
@@ -232,7 +231,8 @@ class RunMemo:
 
     def save(self) -> None:
         """Write the programs' new runs to the kept files (nothing without a folder)."""
-        if self.folder is None:
+        folder = self.folder
+        if folder is None:
             return
         with self._lock:
             todo, self._new = self._new, set()
@@ -243,7 +243,7 @@ class RunMemo:
                          "seconds": round(r.seconds, 6),
                          "cpu_seconds": None if r.cpu_seconds is None else round(r.cpu_seconds, 6)}
                     for (p, sk), r in sorted(runs.items()) if p == program}
-            write_private(self._file(program), {"context": self.context, "runs": mine}, compact=True)
+            write_private(self._file(folder, program), {"context": self.context, "runs": mine}, compact=True)
 
 
 def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,
