@@ -18,6 +18,7 @@ from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE
 from recon.sweep import SweepSpec, probe_scenarios
 from recon.grader import RunMemo, grade, run_outcomes
 from recon.runtimes import get_runtime
+from recon.runtimes.bwrap import bwrap_available
 from recon.runtimes.base import RunResult
 from recon.validate import detectable_rate, power_row
 from recon.task import load_task
@@ -329,6 +330,42 @@ def test_a_kept_run_memo_serves_the_next_process(registry: Registry, tmp_path: P
     (ws / "note.txt").unlink()
     assert audit_programs(task, [("reference", ws)], memo=broken, **audit).to_json() == report
     assert broken.hits == 0
+
+
+@pytest.mark.parametrize("runtime", ["local", "bwrap"])
+def test_an_audited_program_cannot_plant_or_read_kept_runs(registry: Registry, tmp_path: Path, runtime: str,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A trial's program that knows where runs are kept tries, on every run, to read them
+    and to plant a file there (a forged run of itself that a later audit would take): the
+    sandbox leaves it neither (what it writes stays in its own view), and the next audit
+    takes only the runs recon itself kept."""
+    if runtime == "bwrap" and not bwrap_available():
+        pytest.skip("bubblewrap is not available here")
+    home = tmp_path / "home"
+    monkeypatch.setenv("RECON_HOME", str(home))
+    folder = home / "cache" / "runs"
+    task = load_task(build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=6, probes=2,
+                                select="random").path)
+    ws = tmp_path / "hostile"
+    ws.mkdir()
+    attack = (f"import os as _os\n_kept = {str(folder)!r}\n"
+              "try:\n    _os.makedirs(_kept, exist_ok=True)\n"
+              "    open(_os.path.join(_kept, 'planted.json'), 'w').write('{}')\nexcept OSError:\n    pass\n"
+              "try:\n    _seen = [n for n in _os.listdir(_kept) if n != 'planted.json']\nexcept OSError:\n    _seen = []\n"
+              "if _seen:\n    raise SystemExit('read the kept runs: ' + ','.join(_seen))\n")
+    (ws / "reconstruct.py").write_text(attack + REFERENCE)
+    rt = get_runtime(runtime)
+    audit = {"runtime": rt, "registry": registry, "nonces": ["n1"], "pool_size": 0}
+    first = RunMemo.kept(rt, task.limits)
+    report = audit_programs(task, [("hostile", ws)], memo=first, **audit)
+    assert not any(f.graded_failed or f.public_failed for f in report.programs[0].fields.values())
+    first.save()
+    assert [p.name for p in folder.iterdir()] == [p.name for p in folder.glob("*.json")]
+    assert not (folder / "planted.json").exists() and len(list(folder.iterdir())) == 1
+    # the second audit reads only what the first kept (its own runs, every one of them)
+    again = RunMemo.kept(rt, task.limits)
+    assert audit_programs(task, [("hostile", ws)], memo=again, **audit).to_json() == report.to_json()
+    assert again.kept_hits == 4 + 6 + 2 and not (folder / "planted.json").exists()
 
 
 def test_a_run_memo_keeps_clean_runs_only() -> None:
