@@ -98,6 +98,17 @@ def tree_digest(root: Path) -> str:
     return h.hexdigest()
 
 
+def read_private(path: Path, ident: Any) -> dict[str, Any]:
+    """A cache file :func:`write_private` wrote with ``{"ident": ident, ...}``, or ``{}``
+    when it is missing, unreadable or kept under another identity (callers are caches:
+    what they cannot read they compute again)."""
+    try:
+        doc = canonjson.read(path)
+    except (OSError, ValueError, ReconError):
+        return {}
+    return doc if isinstance(doc, dict) and doc.get("ident") == ident else {}
+
+
 def write_private(path: Path, doc: Any, *, compact: bool = False) -> bool:
     """Write ``doc`` as canonical JSON to ``path`` atomically, its folder private to the
     user (mode 0700). Returns False instead of raising when it cannot: callers are caches."""

@@ -31,7 +31,7 @@ from . import canonjson, compare
 from ._version import __version__
 from .checks import CHECKS, MAX_SOURCE_BYTES, GradingContext, Graded, Outcome
 from .errors import TaskError
-from .fsutil import write_private
+from .fsutil import read_private, write_private
 from .ladder import Ladder, load_ladder, score
 from .oracle import Oracle
 from .registry import Registry
@@ -201,17 +201,19 @@ class RunMemo:
             return
         self._loaded.add(program)
         try:
-            doc = canonjson.read(self._file(self.folder, program))
-            if doc.get("context") != self.context:
-                return
-            for sk, r in doc["runs"].items():
+            for sk, r in self._kept(self.folder, program).items():
                 key = (program, sk)
                 self._runs.setdefault(key, RunResult(exit_code=r["exit_code"], stdout=base64.b64decode(r["stdout"]),
                                                      stderr_tail=r["stderr_tail"], seconds=float(r["seconds"]),
                                                      cpu_seconds=r.get("cpu_seconds")))
                 self._from_disk.add(key)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+        except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
             pass   # unreadable: nothing kept
+
+    def _kept(self, folder: Path, program: str) -> dict[str, Any]:
+        """The runs of ``program`` kept in ``folder`` under this memo's context."""
+        runs = read_private(self._file(folder, program), self.context).get("runs")
+        return runs if isinstance(runs, dict) else {}
 
     def run(self, key: tuple[str, str], start: Callable[[], RunResult]) -> RunResult:
         """The kept result for ``key``, else ``start()``'s (kept when the run was clean)."""
@@ -230,7 +232,8 @@ class RunMemo:
         return res
 
     def save(self) -> None:
-        """Write the programs' new runs to the kept files (nothing without a folder)."""
+        """Write the programs' new runs to the kept files, merged with what another process
+        kept meanwhile (nothing without a folder)."""
         folder = self.folder
         if folder is None:
             return
@@ -243,7 +246,8 @@ class RunMemo:
                          "seconds": round(r.seconds, 6),
                          "cpu_seconds": None if r.cpu_seconds is None else round(r.cpu_seconds, 6)}
                     for (p, sk), r in sorted(runs.items()) if p == program}
-            write_private(self._file(folder, program), {"context": self.context, "runs": mine}, compact=True)
+            write_private(self._file(folder, program),
+                          {"ident": self.context, "runs": {**self._kept(folder, program), **mine}}, compact=True)
 
 
 def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits: Limits, app_dir: Path | None,

@@ -55,6 +55,7 @@ from .. import canonjson, compare
 from .._version import __version__
 from ..axes import Axis, Choice, Float, Int, Seed
 from ..errors import ReconError, SpecError
+from ..fsutil import write_private
 from ..oracle import Oracle
 from ..runtimes import get_runtime
 from ..runtimes.base import Limits, Runtime, SessionPool
@@ -64,7 +65,6 @@ from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effectiv
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
 from .operators import subsample
 from .pool import prepare_workspace
-from ..fsutil import write_private
 from .store import VerdictStore
 from .worker import CONTRACT
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import canonjson
-from ..fsutil import write_private
+from ..fsutil import read_private, write_private
 from .._version import __version__
 from ..oracle import Oracle
 from ..sweep import Scenario, recon_home
@@ -53,13 +53,13 @@ class VerdictStore:
         self._lock = threading.Lock()
         self._data: dict[str, dict[str, list[Any]]] = {}
         self._new = 0
-        if path is not None and path.is_file():
-            try:
-                doc = canonjson.read(path)
-                if doc.get("ident") == ident and isinstance(doc.get("verdicts"), dict):
-                    self._data = {str(k): dict(v) for k, v in doc["verdicts"].items() if isinstance(v, dict)}
-            except (OSError, ValueError, AttributeError, TypeError):
-                self._data = {}
+        if path is not None:
+            self._data = self._kept(path)
+
+    def _kept(self, path: Path) -> dict[str, dict[str, list[Any]]]:
+        """The verdicts kept at ``path`` under this store's identity."""
+        rows = read_private(path, self.ident).get("verdicts")
+        return {str(k): dict(v) for k, v in rows.items() if isinstance(v, dict)} if isinstance(rows, dict) else {}
 
     @classmethod
     def for_oracle(cls, oracle: Oracle, *, memory: int, home: Path | None = None) -> "VerdictStore":
@@ -102,16 +102,8 @@ class VerdictStore:
             return False
         with self._lock:
             data = {k: dict(v) for k, v in self._data.items()}
-        if self.path.is_file():
-            try:
-                doc = canonjson.read(self.path)
-                if doc.get("ident") == self.ident:
-                    for k, row in doc.get("verdicts", {}).items():
-                        merged = dict(row)
-                        merged.update(data.get(k, {}))
-                        data[k] = merged
-            except (OSError, ValueError, AttributeError, TypeError):
-                pass
+        for k, row in self._kept(self.path).items():
+            data[k] = {**row, **data.get(k, {})}
         ok = write_private(self.path, {"ident": self.ident, "verdicts": data}, compact=True)
         if ok:
             with self._lock:
