@@ -55,8 +55,9 @@ def test_layout(lidar_task: Path) -> None:
     with tarfile.open(lidar_task / "environment/app/observations/reference_outputs.tar.gz") as tar:
         names = set(tar.getnames())
         assert {"public_1/scenario.json", "public_1/oracle_output.json", "public_1/signature.json",
-                "public_1/stages.json", "public_6/inputs/source.las"} <= names
-        assert "public_1/source_downsampled.las" not in names   # a trace file: only at --evidence trace
+                "public_6/inputs/source.las"} <= names
+        # the default level (outputs): no summary, no trace
+        assert "public_1/stages.json" not in names and "public_1/source_downsampled.las" not in names
         assert all(m.mtime == 946684800 and m.uid == 0 and m.uname == "" for m in tar.getmembers())
 
 

@@ -80,8 +80,9 @@ def test_installed_script_sweeps_reproducibly(tmp_path: Path) -> None:
     files_b = sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
     assert files_a == files_b
     assert Path("public_1/scenario.json") in files_a and Path("hidden/hidden_1/oracle_output.json") in files_a
-    # the default evidence level (summary): the per-stage counts, not the LAS traces
-    assert Path("public_1/stages.json") in files_a and Path("public_1/source_downsampled.las") not in files_a
+    # the default evidence level (outputs): neither the per-stage counts nor the LAS traces
+    assert Path("public_1/oracle_output.json") in files_a
+    assert Path("public_1/stages.json") not in files_a and Path("public_1/source_downsampled.las") not in files_a
     assert not any(str(p).startswith("hidden/") and p.suffix == ".las" and "inputs" not in str(p) for p in files_a)
     for rel in files_a:
         assert (tmp_path / "a" / rel).read_bytes() == (tmp_path / "b" / rel).read_bytes(), rel

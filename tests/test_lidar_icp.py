@@ -195,14 +195,14 @@ def test_evidence_matches_outputs(mover: Any) -> None:
     assert stages["fit_after"]["rmse"] == pytest.approx(out["rmse"], rel=1e-3)
 
 
-def test_a_default_build_publishes_the_summary_and_keeps_the_trace() -> None:
+def test_a_default_build_publishes_the_outputs_and_keeps_summary_and_trace() -> None:
     from recon import Registry
 
     o = Registry.default(entry_points=False).get("lidar_icp")
-    assert o.evidence_level == "summary"
-    assert sorted(o.published_evidence()) == ["stages.json"]
+    assert o.evidence_level == "outputs"
+    assert o.published_evidence() == {}
+    assert sorted(o.published_evidence("summary")) == ["stages.json"]
     assert sorted(o.published_evidence("trace")) == sorted(EVIDENCE)
-    assert o.published_evidence("outputs") == {}
 
 
 # ------------------------------------------------------------------ stage behaviour

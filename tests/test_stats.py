@@ -92,8 +92,19 @@ def test_stats_of_a_built_task(lidar_task: Path) -> None:
         sizes = [m.size for m in tar.getmembers() if m.isfile()]
     assert s["evidence"]["archive_bytes"] == archive.stat().st_size
     assert s["evidence"]["unpacked_bytes"] == sum(sizes) and s["evidence"]["files"] == len(sizes)
-    assert 0 < s["evidence"]["evidence_file_bytes"] < s["evidence"]["unpacked_bytes"]
+    # lidar_icp's default level publishes the outputs alone: no evidence file
+    assert s["evidence"]["level"] == "outputs" and s["evidence"]["evidence_file_bytes"] == 0
     assert "reference_seconds" not in s
+
+
+def test_stats_count_the_evidence_files_of_the_level_built(chem_task: Path, session_registry: Registry) -> None:
+    s = task_stats(chem_task, run=False)
+    assert s["evidence"]["level"] == "summary"
+    names = set(session_registry.get("chem_smarts").published_evidence("summary"))
+    with tarfile.open(chem_task / "environment/app/observations/reference_outputs.tar.gz") as tar:
+        sizes = [m.size for m in tar.getmembers() if m.isfile() and m.name.split("/")[-1] in names]
+    assert names and len(sizes) == s["n_public"] * len(names)
+    assert 0 < s["evidence"]["evidence_file_bytes"] == sum(sizes) < s["evidence"]["unpacked_bytes"]
 
 
 def test_reference_timings_per_scenario(doubler_task: Path) -> None:

@@ -372,7 +372,7 @@ def _stage_trace(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, An
             "occupancy correlation checked in 3-D", "point-to-plane ICP in yaw and translation with Tukey weights on "
             "a MAD scale, ground down-weighted", "fit statistics before and after"],
     reference="reference.py",
-    evidence_level="summary",
+    evidence_level="outputs",
     # what each output is computed from: the ground plane is fitted to the returns kept,
     # the thinning works on the classes, the alignments on the thinned scans, and each
     # fit's statistics on its pose
