@@ -47,8 +47,9 @@ def test_a_default_build_follows_its_sweep_spec(name: str, built: dict[str, Path
 def test_the_reference_scores_one_on_the_default_build(name: str, built: dict[str, Path]) -> None:
     """Graded in warm sessions (the interpreter and its imports once per worker: on
     acoustic_beamforming the imports are 0.8 s of a 1.1 s run). The cold path, one fresh
-    interpreter per run as the verifier grades, is tested on these same builds by Harbor's run
-    of the dataset (tests/test_harbor.py) and on lidar_icp by the README task's validate."""
+    interpreter per run as the verifier grades, is tested on lidar_icp's default build by the
+    README task's validate, on small builds of every built-in by Harbor's run of a dataset
+    (tests/test_harbor.py), and on these default builds under Harbor by the catalog suite."""
     g = grade(built[name], built[name] / "solution", runtime="local", nonce="ci", workers=2, warm=True)
     assert g["reward"] == 1.0 and g["binary"] == 1, g["rung"]
     meta = load_task(built[name]).meta

@@ -82,7 +82,7 @@ PUBLIC_FACTOR = 3
 #: candidates' generation when it counted that too.)
 SELECTION_BUDGET = 75.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 8
+SELECTION_ALGORITHM = 9
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
@@ -91,6 +91,7 @@ REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at bui
 #: grading's draws to miss is as likely to be seen by the build as by an audit
 REVEAL_GRADINGS = 3
 MORE_DRAWS = 2           # rounds of fresh draws (nonces REVEAL_NONCE-2, -3) for failures seen only on graded scenarios
+REVEAL_CHUNK = 4         # probe draws generated per worker at a time, as the revealed programs' runs reach them
 SHOW_TRIES = 16          # public candidates tried, nearest first, for each failure of a revealed program
 SHOW_WANT = 3            # ... until this many show it (the cover then has a choice)
 BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
@@ -461,19 +462,21 @@ def stress_selection(
         # programs run on the chosen hidden scenarios, the set's random draws, the other
         # candidates and REVEAL_GRADINGS gradings' worth of probe draws (a nonce no grading
         # uses), in that order (the budget may end the list early; the report counts what it
-        # left). Mutants seldom run on the draws: they are generated without line tracing.
+        # left). Mutants seldom run on the draws: they are generated without line tracing,
+        # and the probe draws only as the programs' budget reaches them.
         R = [*chosen_h, *(c for c in H if c not in chosen_h)]
         graded: set[int] = set(chosen_h)   # of R, what gradings use (the rest may be published)
         if reveal:
             draws = [dataclasses.replace(sc, id=f"reveal_{i + 1}") for i, sc in enumerate(
                 [*hid_random, *probe_scenarios(oracle, spec, key, REVEAL_NONCE, spec.probes * REVEAL_GRADINGS,
                                                pub_pool, [*hid_pool, *hid_random])])]
-            D = eng.add_scenarios(draws, "reveal-draws", traced=False)
+            D = eng.add_scenarios(draws[:len(hid_random)], "reveal-draws", traced=False)
             eng.generate()
             _reference_agrees(eng, oracle)
-            R = [*chosen_h, *D[:len(hid_random)], *(c for c in H if c not in chosen_h), *D[len(hid_random):]]
-            graded |= set(D[:len(hid_random)])
-        shows.run(R)
+            R = [*chosen_h, *D, *(c for c in H if c not in chosen_h)]
+            graded |= set(D)
+            shows.run(R)
+            R += shows.run_draws(draws[len(hid_random):])
         behaviours = shows.caught(R)   # (program, field) pairs the hidden set or a probe may catch
         points.update({c: unit_point(axes, eng.cases[c].scenario.parameters) for c in R})
 
@@ -684,6 +687,26 @@ class _Revealer:
         if self.programs:
             self.say(f"stress selection: {len(self.programs)} program(s) to reveal, on {len(cases)} scenarios")
         self._run_pairs([(p, c) for c in cases for p in range(len(self.programs))], self._deadline(share))
+
+    def run_draws(self, draws: Sequence[Scenario], *, share: float = 0.5) -> list[int]:
+        """Every program on fresh draws, after :meth:`run`'s cases and within the same
+        ``share`` of the budget. A draw is generated (the oracle and the reference on it) a
+        few at a time, as the runs reach it: the draws the budget does not reach cost
+        nothing, and their runs are counted as not made. Returns the engine's indices of the
+        draws generated."""
+        out: list[int] = []
+        deadline = self._deadline(share)
+        step = REVEAL_CHUNK * self.workers
+        for i in range(0, len(draws), step):
+            if deadline is not None and self.clock() >= deadline:
+                self.skipped += len(self.programs) * (len(draws) - i)
+                break
+            chunk = self.eng.add_scenarios(draws[i:i + step], "reveal-draws", traced=False)
+            self.eng.generate()
+            _reference_agrees(self.eng, self.eng.oracle)
+            out += chunk
+            self._run_pairs([(p, c) for c in chunk for p in range(len(self.programs))], deadline)
+        return out
 
     def _run_pairs(self, pairs: Sequence[tuple[int, int]], deadline: float | None) -> None:
         todo = [pc for pc in dict.fromkeys(pairs) if pc not in self.fails]
