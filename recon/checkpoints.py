@@ -90,13 +90,17 @@ def compose_file(interval: float) -> str:
     """``environment/docker-compose.yaml``: the shared workspace volume and the sidecar."""
     return f"""# Checkpoints of the agent's workspace, taken by a sidecar the agent cannot reach
 # (written by recon build; `recon build --checkpoint-every off` leaves this file out).
+# init: a process that forwards signals runs as PID 1, so each service stops when asked
+# (a shell or Python as PID 1 ignores SIGTERM: every stop would wait out its grace period).
 services:
   main:
+    init: true
     volumes:
       - {VOLUME}:/app/workspace
   {SERVICE}:
     build:
       context: ./checkpointer
+    init: true
     user: root
     network_mode: none
     environment:

@@ -26,7 +26,7 @@ import re
 import sys
 import threading
 import time
-from typing import Any, NamedTuple
+from typing import Any, Iterator, NamedTuple
 
 KINDS = ("number", "integer", "exact", "text", "angle", "set", "sequence")
 
@@ -89,9 +89,9 @@ def fmt(value: Any, limit: int = 60) -> str:
 
 def _prefix(value: Any, limit: int) -> str:
     """The first ``limit`` characters of ``value`` as compact JSON, rendered lazily (a
-    huge output is never encoded in full just to be cut)."""
+    huge output is never encoded, nor walked, in full just to be cut)."""
     try:
-        if _depth_exceeds(value, MAX_DEPTH):
+        if _depth_exceeds(value, MAX_DEPTH, nodes=max(limit, MAX_DEPTH) + 2):
             return f"<a JSON {_kind_name(value)} nested deeper than {MAX_DEPTH} levels>"
         enc = json.JSONEncoder(ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=repr)
         parts: list[str] = []
@@ -106,23 +106,64 @@ def _prefix(value: Any, limit: int) -> str:
         return f"<an unrenderable {type(value).__name__}>"
 
 
-def _depth_exceeds(value: Any, limit: int) -> bool:
-    """Whether ``value`` nests deeper than ``limit`` (iterative: no recursion to exhaust)."""
-    stack = [(value, 1)]
+_END = object()
+
+
+def _depth_exceeds(value: Any, limit: int, *, nodes: int | None = None) -> bool:
+    """Whether ``value`` nests deeper than ``limit`` (iterative: no recursion to exhaust).
+
+    ``nodes``: look only at the first ``nodes`` values in the order compact JSON encodes
+    them (keys sorted). Each value encodes to at least one character, so that is every
+    level an encoding cut at ``nodes - 1`` characters descends into, at a cost bounded by
+    ``nodes`` rather than by the size of ``value``."""
+    stack: list[Iterator[Any]] = [iter((value,))]
+    seen = 0
     while stack:
-        v, d = stack.pop()
-        if isinstance(v, (list, dict)):
-            if d > limit:
+        v = next(stack[-1], _END)
+        if v is _END:
+            stack.pop()
+            continue
+        seen += 1
+        if nodes is not None and seen > nodes:
+            return False
+        if isinstance(v, list):
+            if len(stack) > limit:
                 return True
-            stack.extend((c, d + 1) for c in (v.values() if isinstance(v, dict) else v))
+            stack.append(iter(v))
+        elif isinstance(v, dict):
+            if len(stack) > limit:
+                return True
+            stack.append(iter([v[k] for k in sorted(v, key=str)]) if nodes is not None else iter(v.values()))
     return False
+
+
+def _at_most(value: Any, nodes: int) -> bool:
+    """Whether ``value`` holds at most ``nodes`` JSON values (itself included), counted
+    only as far as needed."""
+    stack: list[Iterator[Any]] = [iter((value,))]
+    seen = 0
+    while stack:
+        v = next(stack[-1], _END)
+        if v is _END:
+            stack.pop()
+            continue
+        seen += 1
+        if seen > nodes:
+            return False
+        if isinstance(v, list):
+            stack.append(iter(v))
+        elif isinstance(v, dict):
+            stack.append(iter(v.values()))
+    return True
 
 
 def bounded(value: Any, limit: int = 400, depth: int = 16) -> Any:
     """``value`` itself when its compact JSON fits in ``limit`` characters and nests at
     most ``depth`` levels, else a string rendering of its beginning: what reports may
-    record of an untrusted output."""
-    if not _depth_exceeds(value, depth) and not _has_nonfinite(value) and len(_prefix(value, limit + 1)) <= limit:
+    record of an untrusted output. (A value of more than ``limit`` JSON values cannot
+    fit; it is rendered without being walked in full.)"""
+    if (_at_most(value, limit) and not _depth_exceeds(value, depth) and not _has_nonfinite(value)
+            and len(_prefix(value, limit + 1)) <= limit):
         return value
     return fmt(value, limit)
 

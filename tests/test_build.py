@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tarfile
 import tomllib
@@ -41,7 +42,10 @@ def test_layout(lidar_task: Path) -> None:
     assert conf["schema_version"] == "1.4" and conf["artifacts"] == [
         "/app/workspace", {"source": "/checkpoints", "service": "checkpoints"}]
     assert conf["metadata"]["checkpoint_every"] == 1800.0
-    assert (lidar_task / "environment/docker-compose.yaml").is_file()
+    compose = (lidar_task / "environment/docker-compose.yaml").read_text()
+    # both services stop when Harbor stops them, not after the grace period: an init is PID 1
+    services = re.findall(r"^  (\w+):\n((?:    .*\n)+)", compose, re.M)
+    assert [(name, "    init: true\n" in body) for name, body in services] == [("main", True), ("checkpoints", True)]
     assert {p.name for p in (lidar_task / "environment/checkpointer").iterdir()} == {"Dockerfile", "snap.py"}
     assert conf["task"]["name"] == "recon/lidar_icp"
     assert conf["agent"]["user"] not in ("root", 0) and conf["agent"]["timeout_sec"] == 10800.0

@@ -204,6 +204,35 @@ def test_fmt_and_bounded_never_render_a_huge_value_in_full() -> None:
     assert compare.fmt(10 ** 5000) == "<integer of 16610 bits>"
 
 
+def test_rendering_a_huge_value_walks_only_what_it_renders() -> None:
+    """A grading renders an untrusted output several times per run: the walk stops where
+    the rendering does (a 2 MB output cost seconds per run when it was walked in full)."""
+    deep: list = []
+    cur = deep
+    for _ in range(compare.MAX_DEPTH + 10):
+        cur.append([])
+        cur = cur[0]
+    # nesting past the rendered prefix is never reached; within it, it is reported
+    assert compare.fmt([0] * 1000 + [deep], 60) == "[" + "0," * 28 + "..."
+    assert "deeper than" in compare.fmt([deep] + [0] * 1000, 60)
+    # keys are walked in the order they are rendered (sorted), as the encoder does
+    assert "deeper than" in compare.fmt({"b": [0] * 1000, "a": deep}, 60)
+    assert compare.fmt({"a": [0] * 1000, "b": deep}, 60).startswith('{"a":[0,0')
+
+    class Counting(list):   # a list that counts how far it is iterated
+        served = 0
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            for x in super().__iter__():
+                Counting.served += 1
+                yield x
+
+    huge = Counting([[i, "x"] for i in range(100_000)])
+    assert isinstance(compare.bounded(huge, 400), str)
+    assert compare.fmt(huge, 60).startswith("[[0,")
+    assert Counting.served < 2_000
+
+
 def test_margins_in_units_of_the_tolerance() -> None:
     assert compare.margin(Number(abs=0.001).spec(), 0.41, 0.64) == pytest.approx(230)
     assert compare.margin(Number(rel=0.1).spec(), 105.0, 100.0) == pytest.approx(0.5 / 1.05)

@@ -18,7 +18,7 @@ import os
 import re
 import shutil
 import subprocess
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -85,6 +85,18 @@ def dataset(tmp_path_factory: pytest.TempPathFactory, session_registry: Registry
 
 
 @pytest.fixture(scope="module")
+def owner_only_job(lidar_task: Path, harbor: str, engine: dict[str, list[str]],
+                   tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Future[list[dict[str, Any]]]]]:
+    """Harbor's oracle agent on a copy of the lidar task whose solution/ is owner-only
+    (0700), started in the background by the first test that asks for it: the job mostly
+    waits on the engine, so it runs beside the dataset's jobs instead of after them."""
+    task = _public_copy(lidar_task, tmp_path_factory.mktemp("owner-only"))
+    (task / "solution").chmod(0o700)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        yield task, pool.submit(_harbor_run, harbor, ["-p", str(task)], "oracle", task.parent / "jobs")
+
+
+@pytest.fixture(scope="module")
 def tasks(small_tasks: dict[str, Path]) -> dict[str, Path]:
     """Small builds of every built-in: comparing runtimes needs each task's inputs and
     image, not the default counts."""
@@ -129,11 +141,14 @@ def _harbor_run(harbor: str, source: list[str], agent: str, jobs: Path, trials: 
     return found
 
 
+OwnerOnlyJob = tuple[Path, "Future[list[dict[str, Any]]]"]
+
+
 def test_harbor_runs_the_built_dataset_from_its_registry(dataset: Path, harbor: str, engine: dict[str, list[str]],
-                                                         tmp_path: Path) -> None:
+                                                         tmp_path: Path, owner_only_job: OwnerOnlyJob) -> None:
     """One `harbor run -d recon@VERSION --registry-path ds/registry.json` runs every
     built-in task: Harbor's oracle agent scores exactly 1.0 on each, its nop agent 0; then
-    `recon results` accounts for all six trials."""
+    `recon results` accounts for all six trials. (The owner-only job runs beside these.)"""
     from recon.results import write_results
 
     ds = _public_dataset(dataset, tmp_path)
@@ -184,15 +199,14 @@ def test_recon_docker_runtime_matches_harbor_and_local(name: str, tasks: dict[st
     assert checks == [[(c["id"], c["passed"]) for c in r["checks"]] for r in oracle.grading["rungs"]]
 
 
-def test_an_owner_only_solution_fails_under_harbor_and_recon_alike(lidar_task: Path, harbor: str,
-                                                                    engine: dict[str, list[str]], tmp_path: Path) -> None:
+def test_an_owner_only_solution_fails_under_harbor_and_recon_alike(owner_only_job: OwnerOnlyJob,
+                                                                    engine: dict[str, list[str]]) -> None:
     """What once broke Harbor's oracle agent (solution/ built 0700) fails the same way in
     recon's docker runtime, instead of being papered over."""
     from recon.run import run_task
 
-    task = _public_copy(lidar_task, tmp_path)
-    (task / "solution").chmod(0o700)
-    [under_harbor] = _harbor_run(harbor, ["-p", str(task)], "oracle", tmp_path / "jobs")
+    task, job = owner_only_job
+    [under_harbor] = job.result()
     assert "Permission denied" in (under_harbor["trial"] / "agent" / "oracle.txt").read_text()
     assert under_harbor["result"]["verifier_result"]["rewards"]["reward"] == 0.0
     under_recon = run_task(task, "oracle", runtime="docker")
@@ -200,11 +214,12 @@ def test_an_owner_only_solution_fails_under_harbor_and_recon_alike(lidar_task: P
     assert any("Permission denied" in n and "126" in n for n in under_recon.notes)
 
 
-def test_verifier_grades_the_reference_twenty_times_in_a_row_beside_a_host_grading(
+def test_verifier_grades_the_reference_every_time_beside_a_host_grading(
         lidar_task: Path, engine: dict[str, list[str]], tmp_path: Path) -> None:
     """The verifier image graded the reference 0.33-0.44 ("killed by signal 9") while a
     grader on the host used the same sandbox uids: the host's sweep killed the container's
-    runs. Now a uid is ours only inside our own PID namespace."""
+    runs (most gradings failed, so a few in a row show it; RECON_VERIFIER_REPEATS for more).
+    Now a uid is ours only inside our own PID namespace."""
     from recon.runtimes.docker import DockerTaskRunner
 
     task = lidar_task
@@ -220,7 +235,7 @@ def test_verifier_grades_the_reference_twenty_times_in_a_row_beside_a_host_gradi
                                            f"--runtime local --quiet >/dev/null 2>&1; done"])
     rewards = []
     try:
-        for _ in range(int(os.environ.get("RECON_VERIFIER_REPEATS", "5"))):
+        for _ in range(int(os.environ.get("RECON_VERIFIER_REPEATS", "3"))):
             out = subprocess.run(["docker", "run", "--rm", "-v", f"{ws}:/app/workspace", tag, "bash", "-c",
                                   "bash /tests/test.sh >/dev/null 2>&1; cat /logs/verifier/reward.txt"],
                                  capture_output=True, text=True, timeout=600)

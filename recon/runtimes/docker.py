@@ -547,14 +547,17 @@ class DockerTaskRunner:
 
     # -- containers
     def _create(self, image: str, settings: ContainerSettings, role: str,
-                volumes: dict[str, dict[str, str]] | None = None) -> Any:
+                volumes: dict[str, dict[str, str]] | None = None, *, init: bool = False) -> Any:
         """A container that idles like Harbor's compose service (``sh -c "sleep infinity"``,
-        the image's own user); every step then runs in it with ``exec``."""
+        the image's own user); every step then runs in it with ``exec``. ``init``: as the
+        task's compose file sets it (a signal-forwarding PID 1)."""
         kw = settings.create_kwargs()
         kw.pop("user", None)  # the image's USER, as compose starts it; each exec names its user
         kw.pop("environment", None)
         if volumes:
             kw["volumes"] = volumes
+        if init:
+            kw["init"] = True
         container = self.client.containers.create(
             image, command=["sh", "-c", "sleep infinity"], detach=True,
             name=f"recon-{role}-{self.run_id}", labels={LABEL: self.run_id, "org.recon.role": role}, **kw)
@@ -564,11 +567,11 @@ class DockerTaskRunner:
 
     def _start_checkpointer(self, tag: str, volume: str) -> Any:
         """The task's checkpoint service as its compose file declares it: root, no
-        network, the workspace volume read-only, the image's own command. Its name is the
+        network, an init, the workspace volume read-only, the image's own command. Its name is the
         service task.toml collects the snapshots from."""
         service = self.config.sidecar_artifacts[0][0] if self.config.sidecar_artifacts else "checkpoints"
         container = self.client.containers.create(
-            tag, detach=True, user="root", network_mode="none",
+            tag, detach=True, user="root", network_mode="none", init=True,
             environment={"RECON_CHECKPOINT_EVERY": f"{self.config.checkpoint_every:g}"},
             volumes={volume: {"bind": "/workspace", "mode": "ro"}},
             name=f"recon-{service}-{self.run_id}", labels={LABEL: self.run_id, "org.recon.role": service})
@@ -702,7 +705,7 @@ class DockerTaskRunner:
             volume = f"recon-workspace-{self.run_id}"
             self._volumes.append(volume)
             volumes = {volume: {"bind": "/app/workspace", "mode": "rw"}}
-            container = self._create(tag, settings, "agent", volumes=volumes)
+            container = self._create(tag, settings, "agent", volumes=volumes, init=True)
             sidecar = self._start_checkpointer(self.image_tag("checkpointer"), volume)
         else:
             container = self._create(tag, settings, "agent")
