@@ -109,52 +109,41 @@ def _prefix(value: Any, limit: int) -> str:
 _END = object()
 
 
-def _depth_exceeds(value: Any, limit: int, *, nodes: int | None = None) -> bool:
-    """Whether ``value`` nests deeper than ``limit`` (iterative: no recursion to exhaust).
-
-    ``nodes``: look only at the first ``nodes`` values in the order compact JSON encodes
-    them (keys sorted). Each value encodes to at least one character, so that is every
-    level an encoding cut at ``nodes - 1`` characters descends into, at a cost bounded by
-    ``nodes`` rather than by the size of ``value``."""
+def _walk(value: Any, *, sort_keys: bool = False) -> Iterator[tuple[Any, int]]:
+    """``value`` and every value it holds, each with its depth (``value`` itself: 1), in
+    the order compact JSON encodes them (``sort_keys``: a dict's values by sorted key),
+    lazily and without recursion: a caller that stops early walks no further."""
     stack: list[Iterator[Any]] = [iter((value,))]
-    seen = 0
     while stack:
         v = next(stack[-1], _END)
         if v is _END:
             stack.pop()
             continue
-        seen += 1
-        if nodes is not None and seen > nodes:
-            return False
+        yield v, len(stack)
         if isinstance(v, list):
-            if len(stack) > limit:
-                return True
             stack.append(iter(v))
         elif isinstance(v, dict):
-            if len(stack) > limit:
-                return True
-            stack.append(iter([v[k] for k in sorted(v, key=str)]) if nodes is not None else iter(v.values()))
+            stack.append(iter([v[k] for k in sorted(v, key=str)]) if sort_keys else iter(v.values()))
+
+
+def _depth_exceeds(value: Any, limit: int, *, nodes: int | None = None) -> bool:
+    """Whether ``value`` nests deeper than ``limit``.
+
+    ``nodes``: look only at the first ``nodes`` values in the order compact JSON encodes
+    them (keys sorted). Each value encodes to at least one character, so that is every
+    level an encoding cut at ``nodes - 1`` characters descends into, at a cost bounded by
+    ``nodes`` rather than by the size of ``value``."""
+    walk = _walk(value, sort_keys=nodes is not None)
+    for v, depth in walk if nodes is None else itertools.islice(walk, nodes):
+        if depth > limit and isinstance(v, (list, dict)):
+            return True
     return False
 
 
 def _at_most(value: Any, nodes: int) -> bool:
     """Whether ``value`` holds at most ``nodes`` JSON values (itself included), counted
     only as far as needed."""
-    stack: list[Iterator[Any]] = [iter((value,))]
-    seen = 0
-    while stack:
-        v = next(stack[-1], _END)
-        if v is _END:
-            stack.pop()
-            continue
-        seen += 1
-        if seen > nodes:
-            return False
-        if isinstance(v, list):
-            stack.append(iter(v))
-        elif isinstance(v, dict):
-            stack.append(iter(v.values()))
-    return True
+    return next(itertools.islice(_walk(value), nodes, None), _END) is _END
 
 
 def bounded(value: Any, limit: int = 400, depth: int = 16) -> Any:

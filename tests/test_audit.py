@@ -116,21 +116,25 @@ def test_a_failure_beside_a_published_upstream_failure_is_its_consequence(regist
     assert [f.field for f in plain.programs[0].hidden_only] == ["count"]
 
 
-def test_selection_reveals_the_cause_not_its_consequences(registry: Registry, tmp_path: Path) -> None:
-    """Stress selection reads ``upstream=`` as the audit does: what a revealed program
-    gets wrong only beside a failure of a field it is computed from needs no public
-    scenario of its own; the cause does."""
+def test_selection_shows_a_consequence_failing_as_well_as_its_cause(registry: Registry, tmp_path: Path) -> None:
+    """What a revealed program gets wrong only beside a failure of a field it is computed
+    from (``upstream=``) is shown failing publicly too, not only the cause: the audit takes a
+    field as shown once a published scenario shows it failing, and the field's failures
+    of its own may be rarer than the build's draws can meet (``lidar_icp``'s ``converged``
+    failed alone on 1 graded cell in 140, and on none of a build's draws)."""
     declared = Registry()
     declared.register(dataclasses.replace(registry.get("tiny_series"), upstream={"count": frozenset({"summary"})}),
                       "tiny_series with count computed from summary")
     both = _program(tmp_path, "both", 'if p["a"] > 3.6:\n    out["summary"] *= 1.001\n    out["count"] += 1')
-    reports = {}
-    for label, reg in (("declared", declared), ("plain", registry)):
-        task = build_task(reg, "tiny_series", tmp_path / label, n_public=4, n_hidden=10, probes=2, select="stress",
-                          reveal=[both]).path
-        reports[label] = canonjson.read(task / "tests" / "selection.json")
-    assert reports["declared"]["revealed"] == [f"{both}: summary"] and reports["declared"]["unrevealed"] == []
-    assert reports["plain"]["revealed"] == [f"{both}: count", f"{both}: summary"]
+    task = build_task(declared, "tiny_series", tmp_path / "declared", n_public=4, n_hidden=10, probes=2,
+                      select="stress", reveal=[both]).path
+    report = canonjson.read(task / "tests" / "selection.json")
+    assert report["revealed"] == [f"{both}: summary"] and report["unrevealed"] == []
+    assert report["consequences"] == [f"{both}: count"] and report["consequences_unshown"] == []
+    [audited] = audit_programs(task, [("both", both)], runtime="local", registry=declared, nonces=["n1"],
+                               pool_size=0).programs
+    assert audited.fields["count"].public_failed and audited.fields["summary"].public_failed
+    assert not audited.hidden_only
 
 
 def test_reveal_makes_a_public_scenario_show_what_the_hidden_set_catches(registry: Registry, tmp_path: Path) -> None:
