@@ -528,16 +528,7 @@ def check(spec: dict[str, Any], got: Any, want: Any) -> tuple[bool, str]:
 
 
 def _has_nonfinite(value: Any) -> bool:
-    stack = [value]
-    while stack:
-        v = stack.pop()
-        if isinstance(v, float) and not math.isfinite(v):
-            return True
-        if isinstance(v, list):
-            stack.extend(v)
-        elif isinstance(v, dict):
-            stack.extend(v.values())
-    return False
+    return any(isinstance(v, float) and not math.isfinite(v) for v, _ in _walk(value))
 
 
 def margin(spec: dict[str, Any], got: Any, want: Any) -> float | None:

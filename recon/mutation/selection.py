@@ -808,12 +808,14 @@ class _Revealer:
         instead, the fields caught only beside their cause."""
         within = set(cases)
         explained = self.eng.oracle.explained
-        own = {(self.programs[p][0], f) for (p, c), bad in self.fails.items() if c in within for f in bad
-               if (p, c) in self.broken or not explained(f, bad, bad)}
-        if not consequences:
-            return sorted(own)
-        every = {(self.programs[p][0], f) for (p, c), bad in self.fails.items() if c in within for f in bad}
-        return sorted(every - own)
+        own: set[tuple[str, str]] = set()
+        beside: set[tuple[str, str]] = set()
+        for (p, c), bad in self.fails.items():
+            if c in within:
+                for f in bad:
+                    mine = (p, c) in self.broken or not explained(f, bad, bad)
+                    (own if mine else beside).add((self.programs[p][0], f))
+        return sorted(beside - own if consequences else own)
 
     def rows_by_name(self, behaviours: Sequence[tuple[str, str]], cases: Sequence[int]) -> dict[tuple[str, str], set[int]]:
         index = {label: i for i, (label, _) in enumerate(self.programs)}
