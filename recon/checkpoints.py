@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
@@ -269,8 +270,14 @@ def grade_series(root: Path, final: dict[str, Any], grade_one: Callable[[Path], 
         else:
             digest = tree_digest(snap.path)
             if digest not in seen:
-                g = grade_one(snap.path)
-                seen[digest] = {"reward": g["reward"], "rung": g["rung"]["index"], "binary": g["binary"]}
+                try:
+                    g = grade_one(snap.path)
+                except Exception as exc:  # noqa: BLE001 - one snapshot's failure never costs the series
+                    why = f"grading this snapshot failed: {type(exc).__name__}: {exc}"
+                    print(f"recon: checkpoint {d.name}: {why}", file=sys.stderr)
+                    seen[digest] = {"reward": 0.0, "rung": 0, "binary": 0, "note": why[:200]}
+                else:
+                    seen[digest] = {"reward": g["reward"], "rung": g["rung"]["index"], "binary": g["binary"]}
             entry.update(seen[digest], digest=digest)
         series.append(entry)
     series.append({"t": None, "index": None, "reward": final["reward"], "rung": final["rung"]["index"],

@@ -170,7 +170,7 @@ def _starter_changed(workspace: Path, starter: dict[str, str]) -> tuple[bool, st
             seen.add(rel)
             st = p.lstat()
             if stat.S_ISLNK(st.st_mode):
-                digest = hashlib.sha256(os.readlink(p).encode()).hexdigest()
+                digest = hashlib.sha256(os.fsencode(os.readlink(p))).hexdigest()
             elif stat.S_ISREG(st.st_mode):
                 h = hashlib.sha256()
                 with open(p, "rb") as f:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import dataclasses
 import datetime as _dt
 import hashlib
 import importlib
@@ -285,11 +286,18 @@ def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits:
             progress(1)
         fail = res.failure()
         if fail is not None:
-            return Outcome(g, res, None, [fail])
+            return Outcome(g, dataclasses.replace(res, stdout=b""), None, [fail])
         value, why = compare.parse_stdout(res.stdout)
+        # A grading keeps every run's outcome to its end: only what the checks read is kept,
+        # not the printed bytes nor keys the contract does not declare (a run may print up
+        # to the stdout limit, and 80 runs of that once held gigabytes).
+        res = dataclasses.replace(res, stdout=b"")   # a copy: a memo's results are shared
         if why is not None:
             return Outcome(g, res, None, [why])
-        return Outcome(g, res, value, compare.contract_errors(fields, value))
+        problems = compare.contract_errors(fields, value)
+        if isinstance(value, dict):
+            value = {k: v for k, v in value.items() if k in fields}
+        return Outcome(g, res, value, problems)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, items))

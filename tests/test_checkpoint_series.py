@@ -22,7 +22,7 @@ import pytest
 
 from recon import Registry, canonjson
 from recon.build import build_task
-from recon.checkpoints import checkpointer_files, grade_checkpoints
+from recon.checkpoints import checkpointer_files, grade_checkpoints, grade_series
 from recon.grader import grade
 from recon.runtimes._launcher import landlock_abi
 from recon.runtimes.base import Runtime
@@ -343,3 +343,37 @@ def test_an_honest_program_slow_only_at_first_keeps_every_run(tmp_path: Path) ->
     g = grade(task, slow, runtime="local", nonce="slow-start", timeout=4.0, workers=2)
     assert g["reward"] == 1.0, [c["reason"] for r in g["rungs"] for c in r["checks"] if not c["passed"]][:4]
     assert g["budget"]["timeouts"] == 0 and g["budget"]["retried"] == 2
+
+
+def test_a_link_with_an_undecodable_target_is_graded_like_any_file(tiny_task: Path, tmp_path: Path) -> None:
+    """File names and link targets are bytes: one that is not UTF-8 must not crash the grader."""
+    rt = _runtime("bwrap" if bwrap_available() else "local")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "reconstruct.py").write_text((tiny_task / "solution" / "reconstruct.py").read_text())
+    os.symlink(b"\xff\xfe", os.fsencode(ws / "badlink"))
+    os.symlink(b"\xff", os.fsencode(ws) + b"/\xfe-name")
+    g = grade(load_task(tiny_task), ws, runtime=rt, nonce="links", workers=2)
+    assert g["reward"] == 1.0
+    json.dumps(g, ensure_ascii=False).encode("utf-8")          # and grading.json can be written
+
+
+def test_a_snapshot_whose_grading_fails_costs_only_itself(tiny_task: Path, tmp_path: Path) -> None:
+    rt = _runtime("bwrap" if bwrap_available() else "local")
+    t = load_task(tiny_task)
+    reference = (tiny_task / "solution" / "reconstruct.py").read_text()
+    series = tmp_path / "checkpoints"
+    _snapshot(series, 1, 30.0, {"reconstruct.py": reference, "poison": "x"})
+    _snapshot(series, 2, 60.0, {"reconstruct.py": reference})
+    final = grade(t, series / "002", runtime=rt, nonce="isolated", workers=2)
+
+    def grade_one(ws: Path) -> dict[str, Any]:
+        if (ws / "poison").exists():
+            raise RuntimeError("a grader fault on this snapshot")
+        return grade(t, ws, runtime=rt, nonce="isolated", workers=2)
+
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    out = grade_series(series, final, grade_one, scratch=scratch)
+    assert [c["reward"] for c in out] == [0.0, 1.0, 1.0]
+    assert "RuntimeError" in out[0]["note"] and out[0]["rung"] == 0

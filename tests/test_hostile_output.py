@@ -118,3 +118,32 @@ def test_workspace_file_names_that_are_not_utf8_still_write_grading_json(tasks: 
     assert proc.returncode == 0, proc.stderr[-3000:]
     g = json.loads((out / "grading.json").read_text(encoding="utf-8"))
     assert g["rungs"][0]["passed"] and "notes-" in g["rungs"][0]["checks"][0]["reason"]
+
+
+def test_a_grading_keeps_only_the_declared_fields_of_what_a_run_prints(tmp_path: Path) -> None:
+    """A grading holds every run's outcome to its end: a run that prints megabytes of keys
+    the contract does not declare costs it nothing (80 such runs once held 6.8 GB)."""
+    from recon import Registry
+    from recon.build import build_task
+    from recon.grader import graded_from, run_outcomes
+    from recon.runtimes.local import LocalRuntime
+
+    reg = Registry.default(entry_points=False)
+    reg.load_plugin_file(Path(__file__).parent / "fixtures" / "tiny" / "tiny.py")
+    built = build_task(reg, "tiny_series", tmp_path / "task", n_public=3, n_hidden=2, probes=0, select="random").path
+    task = load_task(built)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copyfile(built / "solution" / "reconstruct.py", ws / "_reference.py")
+    (ws / "reconstruct.py").write_text(INJECTOR.replace("{field!r}", "'pad'").replace("{raw}", "'\"' + 'x' * (4 << 20) + '\"'")
+                                       .replace("orig = out['pad']  #", "#"))
+    public, _ = graded_from(task)
+    rt = LocalRuntime()
+    try:
+        outcomes = run_outcomes(rt, ws, public, task.limits, task.app_dir, task.outputs, 2)
+    finally:
+        rt.close()
+    assert [oc.problems for oc in outcomes] == [[]] * len(public)
+    for oc in outcomes:
+        assert oc.result.stdout == b"" and set(oc.output) == set(task.outputs)
+        assert all(oc.output[n] == oc.graded.truth[n] for n in task.outputs)

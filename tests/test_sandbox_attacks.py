@@ -333,3 +333,66 @@ def test_a_run_can_neither_signal_nor_trace_the_grader(rt: Runtime, shared_dir: 
     # and the grader's runtime still works afterwards
     again = rt.run(_ws(shared_dir, "print('{}')\n", name="again"), {"id": "y"}, {}, FAST)
     assert again.exit_code == 0
+
+
+def test_no_ipc_object_carries_state_from_one_run_to_the_next(rt: Runtime, shared_dir: Path) -> None:
+    """System V shared memory, semaphores and message queues, and POSIX message queues,
+    outlive their process when there is no IPC namespace: a later run (another program's,
+    an earlier checkpoint's) must find nothing of an earlier one's there."""
+    key = 0x5EC000 + os.getpid() % 4096
+    ws = _ws(shared_dir, f"""
+        import ctypes, json, sys
+        libc = ctypes.CDLL(None, use_errno=True)
+        doc = json.load(sys.stdin)
+        seen = {{"shm": libc.shmget({key}, 4096, 0) >= 0, "sem": libc.semget({key}, 1, 0) >= 0,
+                 "msg": libc.msgget({key}, 0) >= 0}}
+        libc.mq_open.restype = ctypes.c_int
+        mq = libc.mq_open(b"/recon-{key}", 0o2)
+        seen["mq"] = mq >= 0
+        if doc["id"] == "writer":
+            made = {{"shm": libc.shmget({key}, 4096, 0o1666), "sem": libc.semget({key}, 1, 0o1666),
+                     "msg": libc.msgget({key}, 0o1666),
+                     "mq": libc.mq_open(b"/recon-{key}", 0o102, 0o666, None)}}   # O_RDWR | O_CREAT
+            seen["made"] = sorted(k for k, v in made.items() if v >= 0)
+        print(json.dumps(seen))
+    """)
+    first = rt.run(ws, {"id": "writer"}, {}, FAST)
+    assert first.exit_code == 0, first.failure()
+    assert {"shm", "sem", "msg"} <= set(json.loads(first.stdout)["made"])   # the attack was possible
+    second = rt.run(ws, {"id": "reader"}, {}, FAST)
+    assert json.loads(second.stdout) == {"shm": False, "sem": False, "msg": False, "mq": False}
+    for kind in ("shm", "sem", "msg"):
+        with open(f"/proc/sysvipc/{kind}") as f:
+            assert not [line for line in f if line.split()[0] == str(key)], kind
+
+
+@pytest.mark.parametrize("place", ["workspace", "home", "/tmp", "/var/tmp", "/dev/shm", "/dev"])
+def test_no_place_a_run_writes_to_holds_more_than_its_scratch_limit(rt: Runtime, shared_dir: Path, place: str) -> None:
+    """Files of at most RLIMIT_FSIZE each, as many as it likes, wherever it may write: a
+    sized tmpfs refuses the excess, and on the host's disk the run is killed (measured
+    every quarter second, so long before it has written what it tries to: 2 GiB)."""
+    limits = Limits(wall=30, cpu=30, memory=1 << 30, nproc=32, stdout=1 << 20, fsize=8 << 20)
+    assert limits.scratch == 64 << 20
+    ws = _ws(shared_dir, f"""
+        import json, os
+        place = {place!r}
+        top = {{"workspace": ".", "home": os.environ.get("HOME", ".")}}.get(place, place)
+        chunk, written, why = b"x" * (8 << 20), 0, "done"
+        try:
+            d = os.path.join(top, "fill-%d" % os.getpid())
+            os.makedirs(d)
+            for i in range(256):                 # 2 GiB, 32 times the limit
+                with open(os.path.join(d, str(i)), "wb") as f:
+                    f.write(chunk)
+                written += len(chunk)
+        except OSError as exc:
+            why = type(exc).__name__
+        print(json.dumps({{"written": written, "why": why}}))
+    """)
+    res = rt.run(ws, {"id": "fill"}, {}, limits)
+    if res.disk_overflow:
+        assert res.failure() == "wrote more than 64 MiB to disk (killed)"
+        return
+    assert res.exit_code == 0, res.failure()
+    out = json.loads(res.stdout)
+    assert out["written"] <= limits.scratch and out["why"] != "done", out

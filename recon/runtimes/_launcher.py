@@ -17,7 +17,8 @@ Modes (``cfg["mode"]``):
     (root, no namespaces possible, e.g. an unprivileged container) like ``reap``, but the
     target runs as the sandbox uid and "leftover" means every process of that uid in our
     PID namespace, frozen with SIGSTOP before being killed so a fork storm cannot outrun
-    the sweep; world-writable temp directories are then purged of the uid's files.
+    the sweep; world-writable temp directories are then purged of the uid's files, and
+    the System V IPC objects (shared memory, semaphores, message queues) of the uid removed.
 ``isolate``
     (root with CAP_SYS_ADMIN) new mount, PID, network, IPC and UTS namespaces, and a
     new root file system that holds only what the run needs (``view``): the system
@@ -445,6 +446,36 @@ def kill_tree() -> None:
         time.sleep(0.005)
 
 
+def purge_ipc(uid: int) -> list[str]:
+    """Remove every System V shared memory segment, semaphore set and message queue that
+    ``uid`` created or owns. Without an IPC namespace they outlive the run and are visible
+    to the next: a later run (another program's, e.g. an earlier checkpoint's) could read
+    what this one left there. Returns what was removed, as ``kind:id``."""
+    removed = []
+    libc = _c()
+    for kind, id_col, rm in (("shm", "shmid", lambda i: libc.shmctl(i, 0, None)),      # IPC_RMID = 0
+                             ("sem", "semid", lambda i: libc.semctl(i, 0, 0)),
+                             ("msg", "msqid", lambda i: libc.msgctl(i, 0, None))):
+        try:
+            with open("/proc/sysvipc/" + kind) as f:
+                head = f.readline().split()
+                rows = [line.split() for line in f]
+        except OSError:
+            continue
+        try:
+            at_id, at_uid, at_cuid = head.index(id_col), head.index("uid"), head.index("cuid")
+        except ValueError:
+            continue
+        for row in rows:
+            try:
+                if int(row[at_uid]) == uid or int(row[at_cuid]) == uid:
+                    if rm(int(row[at_id])) == 0:
+                        removed.append("%s:%s" % (kind, row[at_id]))
+            except (IndexError, ValueError):
+                continue
+    return removed
+
+
 def purge_tmp(uid: int, dirs: list[str]) -> None:
     """Remove what ``uid`` left in ``dirs`` (the shared temp directories and the directories
     below them that anyone may write to; no namespaces to do better): its files, and its
@@ -548,6 +579,7 @@ def supervise(cfg: dict[str, Any], status_fd: int) -> NoReturn:
     kill_tree()
     reap_all(block=False)
     purge_tmp(int(cfg["uid"]), list(cfg.get("purge") or [d for d in ("/tmp", "/var/tmp", "/dev/shm") if os.path.isdir(d)]))
+    purge_ipc(int(cfg["uid"]))
     _mirror(status)
 
 

@@ -428,6 +428,9 @@ def rlimits(limits: Limits, *, nproc_extra: int = 0) -> dict[str, list[int]]:
         "fsize": [int(limits.fsize), int(limits.fsize)],
         "nproc": [int(limits.nproc) + nproc_extra, int(limits.nproc) + nproc_extra],
         "core": [0, 0],
+        # no POSIX message queue can be created: outside an IPC namespace one would outlive
+        # the run where nothing can list it (/dev/mqueue is not always mounted)
+        "msgqueue": [0, 0],
     }
 
 
@@ -495,11 +498,49 @@ def _exited(pid: int) -> bool:
     return info is not None
 
 
+#: how often a run's folder is measured, and how many entries it may hold
+WATCH_EVERY = 0.25
+WATCH_MAX_ENTRIES = 100_000
+
+
+def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MAX_ENTRIES) -> tuple[int, int]:
+    """(bytes allocated, entries) under each ``(folder, owner)`` of ``places``, links not
+    followed: all of the folder when ``owner`` is None, else only what ``owner`` made at
+    its top (a shared temp directory). The walk stops past ``max_entries``."""
+    total = entries = 0
+    stack: list[tuple[str, int | None]] = [(str(d), owner) for d, owner in places]
+    while stack and entries <= max_entries:
+        top, owner = stack.pop()
+        try:
+            it = os.scandir(top)
+        except OSError:
+            continue
+        with it:
+            for e in it:
+                try:
+                    st = e.stat(follow_symlinks=False)
+                except OSError:
+                    continue
+                if owner is not None and st.st_uid != owner:
+                    continue
+                entries += 1
+                total += st.st_blocks * 512
+                if stat.S_ISDIR(st.st_mode):
+                    stack.append((e.path, None))
+    return total, entries
+
+
 def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
-              on_abort: Callable[[], None], extra_read: int | None = None) -> tuple[RunResult, str, bytes]:
+              on_abort: Callable[[], None], extra_read: int | None = None,
+              watch: list[tuple[str, int | None]] | None = None) -> tuple[RunResult, str, bytes]:
     """Read output under the caps until the run's main process exits or the wall clock
     runs out; ``on_exit`` / ``on_abort`` kill what is left (called while the main process
     is a zombie, so its pid and process group cannot have been reused).
+
+    ``watch``: the places on the host's disks a run writes to (its run folder, and in a
+    shared temp directory what its uid made: see :func:`tree_usage`), measured every
+    ``WATCH_EVERY`` s; a run that writes more than ``limits.scratch`` bytes there, or more
+    than ``WATCH_MAX_ENTRIES`` files, is killed (no file system quota is at hand to do it).
 
     Returns (result, setup error text from the status pipe, bytes read from ``extra_read``).
     """
@@ -528,17 +569,32 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
         sel.register(pidfd, selectors.EVENT_READ)
     exited = False
     drain_until: float | None = None
+    disk_overflow: str | None = None
+    if watch is not None:
+        base_bytes, base_entries = tree_usage(watch)
+        next_watch = time.monotonic() + WATCH_EVERY
     try:
         while True:
             now = time.monotonic()
             if not exited and now >= deadline:
                 timed_out = True
                 break
+            if watch is not None and not exited and now >= next_watch:
+                used, entries = tree_usage(watch)
+                if used - base_bytes > limits.scratch:
+                    disk_overflow = f"wrote more than {limits.scratch >> 20} MiB to disk"
+                elif entries - base_entries > WATCH_MAX_ENTRIES:
+                    disk_overflow = f"made more than {WATCH_MAX_ENTRIES} files"
+                if disk_overflow:
+                    break
+                next_watch = time.monotonic() + WATCH_EVERY
             if exited and (drain_until is None or now >= drain_until or len(sel.get_map()) == 0):
                 break
             wait = (drain_until if exited and drain_until else deadline) - now
             if pidfd is None and not exited:
                 wait = min(wait, 0.02)
+            if watch is not None and not exited:
+                wait = min(wait, max(0.0, next_watch - now))
             events = sel.select(max(0.0, wait))
             if pidfd is None and not exited and _exited(proc.pid):
                 events = events + [(None, 0)]  # type: ignore[list-item]
@@ -577,7 +633,7 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
                 break
     finally:
         sel.close()
-    if (timed_out or overflow) and not exited:
+    if (timed_out or overflow or disk_overflow) and not exited:
         on_abort()
     # everything of the run is dead now (or being reaped); collect the main process
     try:
@@ -607,8 +663,8 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     tail = err.decode("utf-8", errors="replace")[-int(limits.stderr_tail):] if limits.stderr_tail > 0 else ""
     rc = proc.returncode
     res = RunResult(exit_code=None, stdout=bytes(out), stderr_tail=tail, seconds=seconds,
-                    timed_out=timed_out, stdout_overflow=overflow)
-    if not (timed_out or overflow):
+                    timed_out=timed_out, stdout_overflow=overflow, disk_overflow=disk_overflow)
+    if not (timed_out or overflow or disk_overflow):
         if rc is not None and rc < 0:
             res.signal = -rc
             if -rc == signal.SIGXCPU:

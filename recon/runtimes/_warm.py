@@ -15,11 +15,12 @@ Protocol, one JSON line each way on the interpreter's stdin and its original std
   "cpu": S, "stdout": BASE64, "stderr": TEXT, "retire": B}`` (``cpu``: the run's user plus system
   time, its waited-for children included)
 
-Besides its workspace copy, a run can write only the sandbox's /tmp and /dev (tmpfs, /dev/shm
-and the POSIX message queues at /dev/mqueue among them) and create System V IPC objects in the
-sandbox's own IPC namespace. After each run everything there that the session did not start
-with is removed, the job folder included; a run that removed something the session started
-with (a device node), or left an IPC object that cannot be removed, retires the session
+Besides its workspace copy, a run can write only the sandbox's /tmp, /dev/shm (sized tmpfs
+each) and the POSIX message queues at /dev/mqueue (/dev itself is read-only under bwrap and
+root's under ``local``), and create System V IPC objects in the sandbox's own IPC namespace.
+After each run everything there that the session did not start with is removed, the job
+folder included; a run that removed something the session started with (should /dev ever be
+writable), or left an IPC object that cannot be removed, retires the session
 (``retire``: the caller goes on cold), so no run can leave anything for a later one.
 """
 import base64

@@ -30,6 +30,12 @@ class Limits:
     stdout: int = 16 << 20        # bytes of stdout read; more is killed and reported
     stderr_tail: int = 2000       # characters of stderr kept
 
+    @property
+    def scratch(self) -> int:
+        """Bytes a run may write into each place it can write: each temp directory (a sized
+        tmpfs where the runtime can make one) and its own run folder (watched)."""
+        return max(4 * int(self.fsize), 64 << 20)
+
     def to_json(self) -> dict[str, Any]:
         return {"wall": self.wall, "cpu": self.cpu, "memory": self.memory, "fsize": self.fsize,
                 "nproc": self.nproc, "stdout": self.stdout, "stderr_tail": self.stderr_tail}
@@ -48,6 +54,7 @@ class RunResult:
     signal: int | None = None
     notes: list[str] = field(default_factory=list)
     rejected: str | None = None    # the run never started: the workspace broke a cap
+    disk_overflow: str | None = None   # killed for writing more than its run folder may hold
     cpu_seconds: float | None = None   # CPU time of the run and the children it waited for, when measured
 
     def failure(self) -> str | None:
@@ -58,6 +65,8 @@ class RunResult:
             return f"timed out after {self.seconds:.1f} s (killed)"
         if self.stdout_overflow:
             return "printed more than the stdout limit (killed)"
+        if self.disk_overflow:
+            return f"{self.disk_overflow} (killed)"
         if self.signal is not None:
             return f"killed by signal {self.signal}" + (f": {self.last_stderr_line()}" if self.stderr_tail.strip() else "")
         if self.exit_code not in (0, None):

@@ -125,8 +125,11 @@ class BwrapRuntime(Runtime):
         # /proc, /dev and the private /tmp come before the interpreter's binds: bwrap applies
         # operations in order, and an interpreter or venv under /tmp must be bound on top of
         # the fresh tmpfs, not hidden by it.
-        a += ["--proc", "/proc", "--dev", "/dev",
-              "--size", str(max(4 * int(limits.fsize), 64 << 20)), "--perms", "1777", "--tmpfs", "/tmp"]
+        # /dev/shm gets the same sized tmpfs (bwrap's --dev leaves it a folder of an unsized
+        # one, as large as half the host's memory); /dev itself is made read-only below.
+        tmp_size = str(limits.scratch)
+        a += ["--proc", "/proc", "--dev", "/dev", "--size", tmp_size, "--perms", "1777", "--tmpfs", "/dev/shm",
+              "--size", tmp_size, "--perms", "1777", "--tmpfs", "/tmp"]
         for p in self._interp:
             if not any(sb._under(p, b) for b in bound) or sb._under(p, "/tmp"):
                 a += ["--ro-bind", p, p]
@@ -143,11 +146,11 @@ class BwrapRuntime(Runtime):
         if warm:   # the workspace read-only at /src, copied afresh to a tmpfs for each run; the
             # message queues listed at /dev/mqueue, so that what a run leaves there is removed
             a += ["--mqueue", "/dev/mqueue", "--ro-bind", str(rd.workspace), "/src",
-                  "--size", str(max(4 * int(limits.fsize), 64 << 20)), "--tmpfs", "/app/workspace"]
+                  "--size", tmp_size, "--tmpfs", "/app/workspace"]
         else:
             a += ["--bind", str(rd.workspace), "/app/workspace"]
         a += ["--ro-bind", str(rd.inputs), "/inputs",
-              "--remount-ro", "/",
+              "--remount-ro", "/dev", "--remount-ro", "/",
               "--chdir", "/app/workspace", "--clearenv"]
         for k, v in sorted(env.items()):
             a += ["--setenv", k, v]
@@ -192,14 +195,14 @@ class BwrapRuntime(Runtime):
                         sb.kill_uid(uid)
 
                 res, setup_error, status = sb.supervise(st, limits, on_exit=on_exit, on_abort=on_exit,
-                                                        extra_read=js_r)
+                                                        extra_read=js_r, watch=[(str(rd.root), None)])
             finally:
                 os.close(js_r)
                 sb.remove_tree(rd.root)
             if setup_error:
                 raise RuntimeUnavailable(f"bwrap runtime could not start: {setup_error}",
                                          hint=_setup_hint(setup_error, argv))
-            if b"child-pid" not in status and not (res.timed_out or res.stdout_overflow):
+            if b"child-pid" not in status and not (res.timed_out or res.stdout_overflow or res.disk_overflow):
                 # bwrap never started the command: its own setup failed, not the submission
                 why = res.last_stderr_line() or res.failure() or "no status"
                 raise RuntimeUnavailable(f"bwrap could not create the sandbox: {why}", hint=_setup_hint(why, argv))

@@ -326,11 +326,11 @@ def context_digest(context: Path) -> str:
         dirnames.sort()
         for name in sorted([*dirnames, *filenames]):
             p = Path(dirpath) / name
-            rel = p.relative_to(context).as_posix().encode("utf-8")
+            rel = os.fsencode(p.relative_to(context).as_posix())
             st = p.lstat()
             mode = stat.S_IMODE(st.st_mode)
             if stat.S_ISLNK(st.st_mode):
-                h.update(b"L\0" + rel + b"\0" + os.readlink(p).encode("utf-8") + b"\0")
+                h.update(b"L\0" + rel + b"\0" + os.fsencode(os.readlink(p)) + b"\0")
             elif stat.S_ISDIR(st.st_mode):
                 h.update(b"D\0" + rel + b"\0" + f"{mode:o}".encode() + b"\0")
             elif stat.S_ISREG(st.st_mode):

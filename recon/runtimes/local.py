@@ -159,7 +159,7 @@ class LocalRuntime(Runtime):
             readable.append(os.path.realpath(app_dir))
         concealed = sb.concealed_sources()
         if self._mode == "isolate":
-            size = max(4 * int(limits.fsize), 64 << 20)
+            size = limits.scratch
             cfg["view"] = {"root": self._empty_root(), "ro": readable, "rw": [str(rd.root)],
                            "tmp": [[d, size] for d in TEMP_DIRS if os.path.isdir(d)],
                            "hide": [h for h in concealed if any(sb._under(h, r) for r in readable)]}
@@ -214,7 +214,12 @@ class LocalRuntime(Runtime):
                     if uid is not None:
                         sb.kill_uid(uid)
 
-                res, setup_error, _ = sb.supervise(st, limits, on_exit=on_exit, on_abort=on_abort)
+                # the run folder is on the host's disk; without namespaces, so are the shared temp
+                # directories, where what the run's uid made counts too (purged after the run)
+                watch: list[tuple[str, int | None]] = [(str(rd.root), None)]
+                if self._mode == "supervise" and uid is not None:
+                    watch += [(d, uid) for d in cfg.get("purge", [])]
+                res, setup_error, _ = sb.supervise(st, limits, on_exit=on_exit, on_abort=on_abort, watch=watch)
                 if setup_error:
                     raise RuntimeUnavailable(f"local runtime could not start the submission: {setup_error}",
                                              hint="check the Python installation recon runs from")
@@ -236,7 +241,7 @@ class _WarmSession(WarmSession):
                 stdin_r: int) -> sb.Started:
         rt: LocalRuntime = self.rt
         cfg = rt._config(self._uid, rd, None, own, argv, env)
-        size = max(4 * int(own.fsize), 64 << 20)
+        size = own.scratch
         places = [[str(rd.workspace), "/src", True], [str(rd.inputs), "/inputs", True]]
         if self.app_dir is not None and Path(self.app_dir).is_dir():
             real_app = os.path.realpath(self.app_dir)
