@@ -396,3 +396,27 @@ def test_no_place_a_run_writes_to_holds_more_than_its_scratch_limit(rt: Runtime,
     assert res.exit_code == 0, res.failure()
     out = json.loads(res.stdout)
     assert out["written"] <= limits.scratch and out["why"] != "done", out
+
+
+def test_a_run_filling_the_disk_through_unlinked_files_is_killed(rt: Runtime, shared_dir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Files unlinked while held open are in no folder, yet take disk space: the run is
+    killed once the disk has lost more than the scratch limit and is down to its reserve
+    (here the reserve is everything, as if the disk were nearly full)."""
+    monkeypatch.setattr(sb, "DISK_RESERVE", (1 << 62, 1.0))
+    limits = Limits(wall=30, cpu=30, memory=1 << 30, nproc=32, stdout=1 << 20, fsize=8 << 20)
+    ws = _ws(shared_dir, """
+        import json, os
+        chunk, held, written = b"x" * (8 << 20), [], 0
+        for i in range(256):                     # 2 GiB, none of it in any folder
+            name = "hidden-%d" % i
+            f = open(name, "wb")
+            os.unlink(name)
+            f.write(chunk)
+            f.flush()
+            held.append(f)
+            written += len(chunk)
+        print(json.dumps({"written": written}))
+    """)
+    res = rt.run(ws, {"id": "fill"}, {}, limits)
+    assert res.disk_overflow and res.disk_overflow.startswith("took the disk holding"), res.failure() or res.stdout

@@ -501,6 +501,18 @@ def _exited(pid: int) -> bool:
 #: how often a run's folder is measured, and how many entries it may hold
 WATCH_EVERY = 0.25
 WATCH_MAX_ENTRIES = 100_000
+#: free space a run may never take a file system below (bytes, and a share of its size):
+#: a file unlinked while still open is on no folder's list, yet fills the disk
+DISK_RESERVE = (1 << 30, 0.02)
+
+
+def disk_free(path: str) -> tuple[int, int]:
+    """(bytes free to an unprivileged user, bytes in all) of the file system holding ``path``."""
+    try:
+        v = os.statvfs(path)
+    except OSError:
+        return 0, 0
+    return v.f_bavail * v.f_frsize, v.f_blocks * v.f_frsize
 
 
 def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MAX_ENTRIES) -> tuple[int, int]:
@@ -541,6 +553,9 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     shared temp directory what its uid made: see :func:`tree_usage`), measured every
     ``WATCH_EVERY`` s; a run that writes more than ``limits.scratch`` bytes there, or more
     than ``WATCH_MAX_ENTRIES`` files, is killed (no file system quota is at hand to do it).
+    So is one during which a watched file system lost more than ``limits.scratch`` of free
+    space and is down to its reserve (``DISK_RESERVE``): what it holds open after
+    unlinking it counts too, on disks other writers share only when nearly full.
 
     Returns (result, setup error text from the status pipe, bytes read from ``extra_read``).
     """
@@ -572,6 +587,7 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     disk_overflow: str | None = None
     if watch is not None:
         base_bytes, base_entries = tree_usage(watch)
+        free0 = {d: disk_free(d)[0] for d, _ in watch}
         next_watch = time.monotonic() + WATCH_EVERY
     try:
         while True:
@@ -585,6 +601,14 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
                     disk_overflow = f"wrote more than {limits.scratch >> 20} MiB to disk"
                 elif entries - base_entries > WATCH_MAX_ENTRIES:
                     disk_overflow = f"made more than {WATCH_MAX_ENTRIES} files"
+                else:
+                    for d, before in free0.items():
+                        free, size = disk_free(d)
+                        if size and before - free > limits.scratch and \
+                                free < max(DISK_RESERVE[0], DISK_RESERVE[1] * size):
+                            disk_overflow = (f"took the disk holding {d} down to {free >> 20} MiB free "
+                                             f"({(before - free) >> 20} MiB during the run)")
+                            break
                 if disk_overflow:
                     break
                 next_watch = time.monotonic() + WATCH_EVERY
