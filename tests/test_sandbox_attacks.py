@@ -420,3 +420,21 @@ def test_a_run_filling_the_disk_through_unlinked_files_is_killed(rt: Runtime, sh
     """)
     res = rt.run(ws, {"id": "fill"}, {}, limits)
     assert res.disk_overflow and res.disk_overflow.startswith("took the disk holding"), res.failure() or res.stdout
+
+
+def test_a_folder_made_unreadable_hides_nothing_from_the_disk_watch(rt: Runtime, shared_dir: Path) -> None:
+    limits = Limits(wall=30, cpu=30, memory=1 << 30, nproc=32, stdout=1 << 20, fsize=8 << 20)
+    ws = _ws(shared_dir, """
+        import json, os
+        chunk, written = b"x" * (8 << 20), 0
+        for i in range(256):                     # 2 GiB in folders nobody may list or enter
+            d = "hide-%d" % i
+            os.mkdir(d)
+            with open(os.path.join(d, "f"), "wb") as f:
+                f.write(chunk)
+            os.chmod(d, 0o000 if i % 2 else 0o400)
+            written += len(chunk)
+        print(json.dumps({"written": written}))
+    """)
+    res = rt.run(ws, {"id": "fill"}, {}, limits)
+    assert res.failure() == "wrote more than 64 MiB to disk (killed)", res.failure() or res.stdout

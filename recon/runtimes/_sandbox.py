@@ -518,11 +518,17 @@ def disk_free(path: str) -> tuple[int, int]:
 def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MAX_ENTRIES) -> tuple[int, int]:
     """(bytes allocated, entries) under each ``(folder, owner)`` of ``places``, links not
     followed: all of the folder when ``owner`` is None, else only what ``owner`` made at
-    its top (a shared temp directory). The walk stops past ``max_entries``."""
+    its top (a shared temp directory). The walk stops past ``max_entries``. A folder the run
+    made unreadable (to hide what is in it) is opened up first."""
     total = entries = 0
     stack: list[tuple[str, int | None]] = [(str(d), owner) for d, owner in places]
     while stack and entries <= max_entries:
         top, owner = stack.pop()
+        if owner is None and not os.access(top, os.R_OK | os.X_OK):
+            try:
+                os.chmod(top, 0o700)
+            except OSError:
+                pass
         try:
             it = os.scandir(top)
         except OSError:
