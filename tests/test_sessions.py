@@ -151,8 +151,10 @@ def test_a_forked_process_starts_sessions_of_its_own(warm_rt: Runtime, tmp_path:
         assert answered, "the forked process's session never started"
         warm, out = mine.recv()
     finally:
-        child.kill()
-        child.join()
+        child.join(30)        # it closes its session (killed now, it would leave its run folder)
+        if child.is_alive():
+            child.kill()
+            child.join()
     assert warm and json.loads(out)["id"] == "child"
 
 
