@@ -438,3 +438,36 @@ def test_a_folder_made_unreadable_hides_nothing_from_the_disk_watch(rt: Runtime,
     """)
     res = rt.run(ws, {"id": "fill"}, {}, limits)
     assert res.failure() == "wrote more than 64 MiB to disk (killed)", res.failure() or res.stdout
+
+
+def test_folders_nested_thousands_deep_neither_crash_the_grader_nor_outlive_the_run(rt: Runtime,
+                                                                                   shared_dir: Path) -> None:
+    """Deeper than any path may be long and than the interpreter may recurse: removing them
+    once raised RecursionError in the grader (and, without namespaces, in the supervisor
+    purging /tmp, which left them for the next run)."""
+    token = f"recon-deep-{os.getpid()}"
+    ws = _ws(shared_dir, f"""
+        import json, os, sys
+        doc = json.load(sys.stdin)
+        found = os.path.exists("/tmp/{token}")
+        if doc["id"] == "writer":
+            for top in (".", "/tmp/{token}"):
+                try:
+                    os.makedirs(top, exist_ok=True)
+                    fd = os.open(top, os.O_RDONLY)
+                    for i in range(3000):
+                        os.mkdir("d", dir_fd=fd)
+                        nfd = os.open("d", os.O_RDONLY, dir_fd=fd)
+                        os.close(fd)
+                        fd = nfd
+                    os.close(os.open("payload", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+                    os.close(fd)
+                except OSError:
+                    pass
+        print(json.dumps({{"found": found}}))
+    """)
+    first = rt.run(ws, {"id": "writer"}, {}, FAST)
+    assert first.exit_code == 0 or (first.disk_overflow or "").startswith("nested folders"), first.failure()
+    second = rt.run(ws, {"id": "reader"}, {}, FAST)
+    assert json.loads(second.stdout) == {"found": False}
+    assert not os.path.exists(f"/tmp/{token}")

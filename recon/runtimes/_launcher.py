@@ -446,6 +446,89 @@ def kill_tree() -> None:
         time.sleep(0.005)
 
 
+def remove_tree(root: str | os.PathLike[str]) -> None:
+    """Remove ``root`` and everything in it, whatever a submission made of it: folders it
+    made unreadable (chmod 000) and trees nested deeper than any path may be long or the
+    interpreter may recurse (it walks with one open folder at a time, down by name and
+    back up by ``..``). What cannot be removed is left, never raised."""
+    import stat  # noqa: PLC0415
+
+    root = os.fspath(root)
+    try:
+        if not stat.S_ISDIR(os.lstat(root).st_mode):
+            os.unlink(root)
+            return
+        fd = _open_dir(root, None)
+    except OSError:
+        return
+    names = []                 # the folders we went down into, from root
+    todo = [_clear_files(fd)]
+    try:
+        while True:
+            if todo[-1]:
+                name = todo[-1].pop()
+                try:
+                    child = _open_dir(name, fd)
+                except OSError:
+                    continue
+                os.close(fd)
+                fd = child
+                names.append(name)
+                todo.append(_clear_files(fd))
+                continue
+            todo.pop()
+            if not names:
+                break
+            up = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = up
+            try:
+                os.rmdir(names.pop(), dir_fd=fd)
+            except OSError:
+                pass
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
+
+
+def _open_dir(name: str, dir_fd: int | None) -> int:
+    """A folder opened for reading without following a link, opened up first if need be."""
+    flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
+    try:
+        return os.open(name, flags, dir_fd=dir_fd)
+    except PermissionError:
+        os.chmod(name, 0o700, dir_fd=dir_fd)
+        return os.open(name, flags, dir_fd=dir_fd)
+
+
+def _clear_files(fd: int) -> list[str]:
+    """Unlink everything in the open folder ``fd`` that is not a folder; return the folders."""
+    try:
+        os.fchmod(fd, 0o700)
+    except OSError:
+        pass
+    dirs = []
+    try:
+        with os.scandir(fd) as it:
+            entries = list(it)
+    except OSError:
+        return dirs
+    for e in entries:
+        try:
+            if e.is_dir(follow_symlinks=False):
+                dirs.append(e.name)
+            else:
+                os.unlink(e.name, dir_fd=fd)
+        except OSError:
+            continue
+    return dirs
+
+
 def purge_ipc(uid: int) -> list[str]:
     """Remove every System V shared memory segment, semaphore set and message queue that
     ``uid`` created or owns. Without an IPC namespace they outlive the run and are visible
@@ -480,9 +563,6 @@ def purge_tmp(uid: int, dirs: list[str]) -> None:
     """Remove what ``uid`` left in ``dirs`` (the shared temp directories and the directories
     below them that anyone may write to; no namespaces to do better): its files, and its
     directories whole."""
-    import shutil  # noqa: PLC0415
-    import stat  # noqa: PLC0415
-
     for top in dirs:
         try:
             names = os.listdir(top)
@@ -494,31 +574,8 @@ def purge_tmp(uid: int, dirs: list[str]) -> None:
                 st = os.lstat(p)
             except OSError:
                 continue
-            if st.st_uid != uid:
-                continue
-            if stat.S_ISDIR(st.st_mode):
-                shutil.rmtree(p, ignore_errors=True)
-                if os.path.lexists(p):  # made unreadable: open it up, retry
-                    for r2, d2, _ in os.walk(p):
-                        for x in d2:
-                            try:
-                                os.chmod(os.path.join(r2, x), 0o700)
-                            except OSError:
-                                pass
-                    os.chmod(p, 0o700)
-                    shutil.rmtree(p, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(p)
-                except OSError:
-                    pass
-
-
-# --------------------------------------------------------------------------- modes
-
-
-class _Stop(Exception):
-    pass
+            if st.st_uid == uid:
+                remove_tree(p)
 
 
 def _on_term(signum: int, frame: object) -> None:

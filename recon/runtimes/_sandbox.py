@@ -401,21 +401,7 @@ def place_inputs(inputs: dict[str, Path], dest: Path, visible_root: str) -> tupl
     return names, rewritten
 
 
-def remove_tree(root: Path) -> None:
-    """rmtree that also removes what a submission made unreadable (chmod 000)."""
-    def onerror(func: Callable[..., Any], path: str, exc: Any) -> None:
-        try:
-            os.chmod(os.path.dirname(path), 0o700)
-            if os.path.isdir(path) and not os.path.islink(path):
-                os.chmod(path, 0o700)
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                os.unlink(path)
-        except OSError:
-            pass
-
-    if os.path.lexists(root):
-        shutil.rmtree(root, onerror=onerror)
+remove_tree = _launcher.remove_tree
 
 
 # --------------------------------------------------------------------------- launch + supervise
@@ -498,9 +484,10 @@ def _exited(pid: int) -> bool:
     return info is not None
 
 
-#: how often a run's folder is measured, and how many entries it may hold
+#: how often a run's folder is measured, and how many entries and levels it may hold
 WATCH_EVERY = 0.25
 WATCH_MAX_ENTRIES = 100_000
+WATCH_MAX_DEPTH = 128       # levels of folders below a watched one (a workspace may hold 64)
 #: free space a run may never take a file system below (bytes, and a share of its size):
 #: a file unlinked while still open is on no folder's list, yet fills the disk
 DISK_RESERVE = (1 << 30, 0.02)
@@ -515,15 +502,19 @@ def disk_free(path: str) -> tuple[int, int]:
     return v.f_bavail * v.f_frsize, v.f_blocks * v.f_frsize
 
 
-def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MAX_ENTRIES) -> tuple[int, int]:
-    """(bytes allocated, entries) under each ``(folder, owner)`` of ``places``, links not
-    followed: all of the folder when ``owner`` is None, else only what ``owner`` made at
-    its top (a shared temp directory). The walk stops past ``max_entries``. A folder the run
-    made unreadable (to hide what is in it) is opened up first."""
-    total = entries = 0
-    stack: list[tuple[str, int | None]] = [(str(d), owner) for d, owner in places]
+def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MAX_ENTRIES) -> tuple[int, int, int]:
+    """(bytes allocated, entries, deepest level) under each ``(folder, owner)`` of
+    ``places``, links not followed: all of the folder when ``owner`` is None, else only what
+    ``owner`` made at its top (a shared temp directory). The walk stops past ``max_entries``
+    entries or ``WATCH_MAX_DEPTH`` levels. A folder the run made unreadable (to hide what is
+    in it) is opened up first."""
+    total = entries = deepest = 0
+    stack: list[tuple[str, int | None, int]] = [(str(d), owner, 0) for d, owner in places]
     while stack and entries <= max_entries:
-        top, owner = stack.pop()
+        top, owner, depth = stack.pop()
+        deepest = max(deepest, depth)
+        if depth > WATCH_MAX_DEPTH:
+            break
         if owner is None and not os.access(top, os.R_OK | os.X_OK):
             try:
                 os.chmod(top, 0o700)
@@ -544,8 +535,8 @@ def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MA
                 entries += 1
                 total += st.st_blocks * 512
                 if stat.S_ISDIR(st.st_mode):
-                    stack.append((e.path, None))
-    return total, entries
+                    stack.append((e.path, None, depth + 1))
+    return total, entries, deepest
 
 
 def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
@@ -557,8 +548,9 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
 
     ``watch``: the places on the host's disks a run writes to (its run folder, and in a
     shared temp directory what its uid made: see :func:`tree_usage`), measured every
-    ``WATCH_EVERY`` s; a run that writes more than ``limits.scratch`` bytes there, or more
-    than ``WATCH_MAX_ENTRIES`` files, is killed (no file system quota is at hand to do it).
+    ``WATCH_EVERY`` s; a run that writes more than ``limits.scratch`` bytes there, makes more
+    than ``WATCH_MAX_ENTRIES`` files or nests folders deeper than ``WATCH_MAX_DEPTH`` (where
+    paths grow too long to measure) is killed (no file system quota is at hand to do it).
     So is one during which a watched file system lost more than ``limits.scratch`` of free
     space and is down to its reserve (``DISK_RESERVE``): what it holds open after
     unlinking it counts too, on disks other writers share only when nearly full.
@@ -592,7 +584,7 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     drain_until: float | None = None
     disk_overflow: str | None = None
     if watch is not None:
-        base_bytes, base_entries = tree_usage(watch)
+        base_bytes, base_entries, _ = tree_usage(watch)
         free0 = {d: disk_free(d)[0] for d, _ in watch}
         next_watch = time.monotonic() + WATCH_EVERY
     try:
@@ -602,8 +594,10 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
                 timed_out = True
                 break
             if watch is not None and not exited and now >= next_watch:
-                used, entries = tree_usage(watch)
-                if used - base_bytes > limits.scratch:
+                used, entries, deepest = tree_usage(watch)
+                if deepest > WATCH_MAX_DEPTH:
+                    disk_overflow = f"nested folders more than {WATCH_MAX_DEPTH} levels deep"
+                elif used - base_bytes > limits.scratch:
                     disk_overflow = f"wrote more than {limits.scratch >> 20} MiB to disk"
                 elif entries - base_entries > WATCH_MAX_ENTRIES:
                     disk_overflow = f"made more than {WATCH_MAX_ENTRIES} files"
