@@ -507,6 +507,7 @@ def _encodable(value: Any) -> Any:
 
 def write_outputs(grading: dict[str, Any], out_dir: Path | str) -> None:
     """Write reward.txt, reward.json and grading.json into ``out_dir`` (atomically each)."""
+    grading = _encodable(grading)   # what was added after grade() (a checkpoint series' notes) too
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     files = {

@@ -23,7 +23,7 @@ import pytest
 from recon import Registry, canonjson
 from recon.build import build_task
 from recon.checkpoints import checkpointer_files, grade_checkpoints, grade_series
-from recon.grader import grade
+from recon.grader import grade, write_outputs
 from recon.runtimes._launcher import landlock_abi
 from recon.runtimes.base import Runtime
 from recon.runtimes.bwrap import BwrapRuntime, bwrap_available
@@ -369,7 +369,7 @@ def test_a_snapshot_whose_grading_fails_costs_only_itself(tiny_task: Path, tmp_p
 
     def grade_one(ws: Path) -> dict[str, Any]:
         if (ws / "poison").exists():
-            raise RuntimeError("a grader fault on this snapshot")
+            raise RuntimeError("a grader fault on " + os.fsdecode(b"notes-\xff.md"))   # a name that is not UTF-8
         return grade(t, ws, runtime=rt, nonce="isolated", workers=2)
 
     scratch = tmp_path / "scratch"
@@ -377,3 +377,5 @@ def test_a_snapshot_whose_grading_fails_costs_only_itself(tiny_task: Path, tmp_p
     out = grade_series(series, final, grade_one, scratch=scratch)
     assert [c["reward"] for c in out] == [0.0, 1.0, 1.0]
     assert "RuntimeError" in out[0]["note"] and out[0]["rung"] == 0
+    write_outputs({**final, "checkpoints": out}, tmp_path / "out")          # and grading.json is written
+    assert "notes-" in json.loads((tmp_path / "out" / "grading.json").read_text())["checkpoints"][0]["note"]
