@@ -471,3 +471,33 @@ def test_folders_nested_thousands_deep_neither_crash_the_grader_nor_outlive_the_
     second = rt.run(ws, {"id": "reader"}, {}, FAST)
     assert json.loads(second.stdout) == {"found": False}
     assert not os.path.exists(f"/tmp/{token}")
+
+
+def test_a_run_stopped_at_its_time_limit_leaves_nothing_for_the_next(rt: Runtime, shared_dir: Path) -> None:
+    """The same as a run that exits, for one the grader stops: its supervisor still purges
+    what it left (once it crashed on the stop request and purged nothing)."""
+    token = f"recon-stopped-{os.getpid()}"
+    key = 0x5ED000 + os.getpid() % 4096
+    ws = _ws(shared_dir, f"""
+        import ctypes, json, os, sys, time
+        doc = json.load(sys.stdin)
+        places = ["/tmp/{token}", "/var/tmp/{token}", "/dev/shm/{token}"]
+        libc = ctypes.CDLL(None, use_errno=True)
+        seen = [p for p in places if os.path.exists(p)] + (["shm"] if libc.shmget({key}, 4096, 0) >= 0 else [])
+        if doc["id"] == "writer":
+            for p in places:
+                try:
+                    with open(p, "w") as f:
+                        f.write("left by a run that was stopped")
+                    os.chmod(p, 0o644)
+                except OSError:
+                    pass
+            libc.shmget({key}, 4096, 0o1644)
+            time.sleep(60)
+        print(json.dumps(seen))
+    """)
+    limits = Limits(wall=2, cpu=20, memory=1 << 30, nproc=32, stdout=1 << 20)
+    first = rt.run(ws, {"id": "writer"}, {}, limits)
+    assert first.timed_out
+    second = rt.run(ws, {"id": "reader"}, {}, FAST)
+    assert json.loads(second.stdout) == []

@@ -461,7 +461,7 @@ def remove_tree(root: str | os.PathLike[str]) -> None:
         fd = _open_dir(root, None)
     except OSError:
         return
-    names = []                 # the folders we went down into, from root
+    names: list[str] = []      # the folders we went down into, from root
     todo = [_clear_files(fd)]
     try:
         while True:
@@ -512,7 +512,7 @@ def _clear_files(fd: int) -> list[str]:
         os.fchmod(fd, 0o700)
     except OSError:
         pass
-    dirs = []
+    dirs: list[str] = []
     try:
         with os.scandir(fd) as it:
             entries = list(it)
@@ -576,6 +576,13 @@ def purge_tmp(uid: int, dirs: list[str]) -> None:
                 continue
             if st.st_uid == uid:
                 remove_tree(p)
+
+
+# --------------------------------------------------------------------------- modes
+
+
+class _Stop(Exception):
+    """The grader asked the supervisor to stop its run (SIGTERM: the run's time is up)."""
 
 
 def _on_term(signum: int, frame: object) -> None:
