@@ -630,9 +630,11 @@ def _parse_int(text: str) -> int:
     return value
 
 
-# A JSON string (no raw control characters, as json.loads requires), and everything
-# that is not a bracket or a comma once strings are gone.
-_JSON_STRING = re.compile(r'"(?:[^"\\\x00-\x1f]|\\.)*"')
+# A JSON string, and everything that is not a bracket or a comma once strings are gone.
+# Every match from a quote succeeds (an unterminated string runs to the end) and nothing
+# is given back (possessive): a failing match retried from each later quote once took
+# quadratic time. What else is wrong with a string is json.loads's to say.
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*+(?:"|\\?\Z)', re.DOTALL)
 _NOT_STRUCTURE = re.compile(r"[^\[\]{},]+")
 _DEPTH_STEP = {"[": 1, "{": 1, "]": -1, "}": -1, ",": 0}
 
