@@ -263,7 +263,12 @@ def grade_series(root: Path, final: dict[str, Any], grade_one: Callable[[Path], 
         t = meta.get("t")
         entry: dict[str, Any] = {"t": float(t) if isinstance(t, (int, float)) and not isinstance(t, bool) else None,
                                  "index": int(d.name)}
-        snap = snapshot_workspace(d, scratch / d.name) if meta.get("ok") is True else None
+        try:
+            snap = snapshot_workspace(d, scratch / d.name) if meta.get("ok") is True else None
+        except OSError as exc:   # snapshot_workspace refuses what it finds; this is the copy failing
+            entry.update(reward=0.0, rung=0, binary=0, note=f"copying this snapshot failed: {exc}"[:200])
+            series.append(entry)
+            continue
         if snap is None or not snap.ok:
             why = meta.get("reason") if snap is None else snap.reason
             entry.update(reward=0.0, rung=0, binary=0, note=str(why or "snapshot failed")[:200])

@@ -41,8 +41,9 @@ socket and signal no process outside its own domain.
 Config keys: argv, env, cwd, rlimits {name: [soft, hard]}, nproc_relative, uid, gid,
 expose [[top, [path, ...]], ...] (mount a tmpfs on ``top`` and bind ``path``s back so an
 unprivileged user can reach them), view {root, ro, rw, tmp, hide} (isolate), landlock
-{ro, rw} (supervise, reap), net (isolate: unshare the network), no_new_privs,
-pdeathsig, mode, status_fd.
+{ro, rw} (supervise, reap), net (isolate: unshare the network), no_new_privs (with it, a
+seccomp filter refusing the keyring syscalls), deny_inet (that filter refuses IPv4 and IPv6
+sockets too), pdeathsig, mode, status_fd.
 
 Setup errors are written to ``status_fd`` (close-on-exec) as ``error: ...``, so the grader
 can tell "the sandbox could not start" from anything the submission prints or returns.
@@ -713,6 +714,53 @@ def _init(cfg: dict[str, Any], status_fd: int, result_w: int) -> NoReturn:
     os._exit(0)
 
 
+#: seccomp: the architecture's audit number and the syscalls refused to every run
+#: (add_key, request_key, keyctl: kernel keyrings are no namespace's, so a key outlives
+#: its run and any uid may be let read it), and socket(2)
+SECCOMP_ARCH = {"x86_64": (0xC000003E, (248, 249, 250), 41), "aarch64": (0xC00000B7, (217, 218, 219), 198),
+                "arm64": (0xC00000B7, (217, 218, 219), 198)}
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
+RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
+AF_INET, AF_INET6 = 2, 10
+
+
+def seccomp(deny_inet: bool) -> None:
+    """Refuse the keyring syscalls (ENOSYS) and, with ``deny_inet`` (no network namespace
+    of its own: Landlock stops TCP, not UDP), IPv4 and IPv6 sockets (EAFNOSUPPORT). Any
+    other ABI on the machine (i386 or x32 calls on x86_64) is refused whole. Needs
+    no_new_privs; on an architecture not listed, nothing is filtered."""
+    import ctypes  # noqa: PLC0415
+    import errno  # noqa: PLC0415
+    import platform  # noqa: PLC0415
+    import struct  # noqa: PLC0415
+
+    known = SECCOMP_ARCH.get(platform.machine())
+    if known is None:
+        return
+    arch, keyring_calls, socket_call = known
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    # (code, jump-if-true label, jump-if-false label, k): labels resolved to offsets below
+    prog: list[tuple[int, str | None, str | None, int]] = [
+        (ld, None, None, 4), (jeq, None, "deny", arch),             # seccomp_data.arch
+        (ld, None, None, 0), (jge, "deny", None, 0x40000000),      # .nr; x32 calls carry this bit
+        *[(jeq, "nosys", None, nr) for nr in keyring_calls],
+    ]
+    if deny_inet:
+        prog += [(jeq, None, "allow", socket_call), (ld, None, None, 16),   # .args[0], its low half
+                 (jeq, "noinet", None, AF_INET), (jeq, "noinet", None, AF_INET6)]
+    labels = {"allow": len(prog), "nosys": len(prog) + 1, "deny": len(prog) + 2, "noinet": len(prog) + 3}
+    prog += [(ret, None, None, RET_ALLOW), (ret, None, None, RET_ERRNO | errno.ENOSYS),
+             (ret, None, None, RET_ERRNO | errno.EPERM), (ret, None, None, RET_ERRNO | errno.EAFNOSUPPORT)]
+    raw = b"".join(struct.pack("=HBBI", code, labels[t] - i - 1 if t else 0, labels[f] - i - 1 if f else 0, k)
+                   for i, (code, t, f, k) in enumerate(prog))
+    buf = ctypes.create_string_buffer(raw, len(raw))
+    fprog = struct.pack("@HP", len(prog), ctypes.addressof(buf))   # struct sock_fprog
+    fbuf = ctypes.create_string_buffer(fprog, len(fprog))
+    ul = ctypes.c_ulong
+    _check(_c().prctl(PR_SET_SECCOMP, ul(SECCOMP_MODE_FILTER), ul(ctypes.addressof(fbuf)), ul(0), ul(0)),
+           "seccomp filter")
+
+
 def _spawn(cfg: dict[str, Any], status_fd: int, *, drop_privileges: bool, deathsig: bool = True) -> int:
     pid = os.fork()
     if pid == 0:
@@ -723,6 +771,7 @@ def _spawn(cfg: dict[str, Any], status_fd: int, *, drop_privileges: bool, deaths
                 drop(cfg)
             if cfg.get("no_new_privs"):
                 _prctl(PR_SET_NO_NEW_PRIVS, 1)
+                seccomp(bool(cfg.get("deny_inet")))
             if cfg.get("landlock"):
                 landlock(cfg["landlock"])
             start(cfg, deathsig=deathsig)
@@ -770,6 +819,7 @@ def main() -> NoReturn:
         drop(cfg)
         if cfg.get("no_new_privs"):
             _prctl(PR_SET_NO_NEW_PRIVS, 1)
+            seccomp(bool(cfg.get("deny_inet")))
         start(cfg)
     except BaseException as exc:  # noqa: BLE001 - everything goes to the status pipe
         report(status_fd, exc)

@@ -506,8 +506,8 @@ def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MA
     """(bytes allocated, entries, deepest level) under each ``(folder, owner)`` of
     ``places``, links not followed: all of the folder when ``owner`` is None, else only what
     ``owner`` made at its top (a shared temp directory). The walk stops past ``max_entries``
-    entries or ``WATCH_MAX_DEPTH`` levels. A folder the run made unreadable (to hide what is
-    in it) is opened up first."""
+    entries or ``WATCH_MAX_DEPTH`` levels; a path too long to open counts as too deep. A
+    folder the run made unreadable (to hide what is in it) is opened up first."""
     total = entries = deepest = 0
     stack: list[tuple[str, int | None, int]] = [(str(d), owner, 0) for d, owner in places]
     while stack and entries <= max_entries:
@@ -522,13 +522,17 @@ def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MA
                 pass
         try:
             it = os.scandir(top)
-        except OSError:
+        except OSError as exc:
+            if exc.errno == errno.ENAMETOOLONG:   # a path past the system's limit hides what is below
+                return total, entries, WATCH_MAX_DEPTH + 1
             continue
         with it:
             for e in it:
                 try:
                     st = e.stat(follow_symlinks=False)
-                except OSError:
+                except OSError as exc:
+                    if exc.errno == errno.ENAMETOOLONG:
+                        return total, entries, WATCH_MAX_DEPTH + 1
                     continue
                 if owner is not None and st.st_uid != owner:
                     continue
@@ -596,7 +600,8 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
             if watch is not None and not exited and now >= next_watch:
                 used, entries, deepest = tree_usage(watch)
                 if deepest > WATCH_MAX_DEPTH:
-                    disk_overflow = f"nested folders more than {WATCH_MAX_DEPTH} levels deep"
+                    disk_overflow = (f"nested folders deeper than can be measured (over {WATCH_MAX_DEPTH} levels, "
+                                     "or paths past the system's limit)")
                 elif used - base_bytes > limits.scratch:
                     disk_overflow = f"wrote more than {limits.scratch >> 20} MiB to disk"
                 elif entries - base_entries > WATCH_MAX_ENTRIES:

@@ -165,6 +165,8 @@ class LocalRuntime(Runtime):
                            "hide": [h for h in concealed if any(sb._under(h, r) for r in readable)]}
             env["TMPDIR"] = "/tmp"
             return cfg
+        # no network namespace: Landlock refuses TCP, the seccomp filter IPv4 and IPv6 sockets
+        cfg["deny_inet"] = True
         if self._mode == "supervise":
             if self._purge is None:
                 self._purge = sb.shared_writable_dirs(list(TEMP_DIRS))

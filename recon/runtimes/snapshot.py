@@ -35,6 +35,8 @@ MAX_WORKSPACE_BYTES = 256 << 20
 #: entries (files, directories, links) a workspace may hold
 MAX_WORKSPACE_FILES = 20_000
 MAX_DEPTH = 64
+#: bytes of a path inside the workspace (copies of it sit a little deeper; PATH_MAX is 4096)
+MAX_PATH_BYTES = 2048
 IGNORED_NAMES = frozenset({"__pycache__", ".ipynb_checkpoints"})
 _CHUNK = 1 << 20
 _O_DIR = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -97,6 +99,8 @@ def _copy_dir(dfd: int, dest: Path, rel: str, snap: Snapshot, max_bytes: int, ma
         if name in IGNORED_NAMES or name.endswith(".pyc"):
             continue
         r = f"{rel}/{name}" if rel else name
+        if len(os.fsencode(r)) > MAX_PATH_BYTES:
+            raise _Over(f"the workspace holds a path longer than {MAX_PATH_BYTES} bytes ({r[:80]}...)")
         try:
             st = os.stat(name, dir_fd=dfd, follow_symlinks=False)
         except OSError:
