@@ -17,6 +17,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import importlib
+import json
 import os
 import secrets
 import shutil
@@ -297,10 +298,33 @@ def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits:
         problems = compare.contract_errors(fields, value)
         if isinstance(value, dict):
             value = {k: v for k, v in value.items() if k in fields}
-        return Outcome(g, res, value, problems)
+            problems += _oversized(value, g.truth)
+        return Outcome(g, res, None if problems else value, problems)
 
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         return list(pool.map(one, items))
+
+
+#: how much larger than the truth a field's JSON may be before it is refused (and at least
+#: this many bytes): a grading holds every run's fields to its end, and an `exact` field
+#: takes any shape
+FIELD_GROWTH, FIELD_FLOOR = 16, 64 << 10
+
+
+def _oversized(value: dict[str, Any], truth: dict[str, Any]) -> list[str]:
+    """Why fields of ``value`` are too large to keep: far larger than any answer."""
+    def size_of(x: Any) -> int:
+        return len(json.dumps(x, separators=(",", ":"), ensure_ascii=False, default=str))
+
+    out = []
+    for name, v in value.items():
+        if isinstance(v, (list, dict, str)):
+            size = size_of(v)
+            cap = max(FIELD_FLOOR, FIELD_GROWTH * size_of(truth.get(name)))
+            if size > cap:
+                out.append(f"field {name!r} holds {size} bytes of JSON, more than the grader keeps for it "
+                           f"({FIELD_GROWTH} times the answer's size, at least {FIELD_FLOOR >> 10} KiB)")
+    return out
 
 
 def graded_from(task: Task) -> tuple[list[Graded], list[Graded]]:

@@ -147,3 +147,30 @@ def test_a_grading_keeps_only_the_declared_fields_of_what_a_run_prints(tmp_path:
     for oc in outcomes:
         assert oc.result.stdout == b"" and set(oc.output) == set(task.outputs)
         assert all(oc.output[n] == oc.graded.truth[n] for n in task.outputs)
+
+
+def test_a_field_far_larger_than_any_answer_is_refused_not_kept(tmp_path: Path) -> None:
+    """An `exact` field takes any shape: half a million objects in it, on every run, once held
+    gigabytes to the end of a grading."""
+    from recon import Registry
+    from recon.build import build_task
+    from recon.grader import FIELD_FLOOR, graded_from, run_outcomes
+    from recon.runtimes.local import LocalRuntime
+
+    reg = Registry.default(entry_points=False)
+    reg.load_plugin_file(Path(__file__).parent / "fixtures" / "tiny" / "tiny.py")
+    built = build_task(reg, "tiny_series", tmp_path / "task", n_public=3, n_hidden=2, probes=0, select="random").path
+    task = load_task(built)
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    shutil.copyfile(built / "solution" / "reconstruct.py", ws / "_reference.py")
+    (ws / "reconstruct.py").write_text(INJECTOR.format(field="rising", raw="'[' + ','.join(['{}'] * 100000) + ']'"))
+    public, _ = graded_from(task)
+    rt = LocalRuntime()
+    try:
+        outcomes = run_outcomes(rt, ws, public, task.limits, task.app_dir, task.outputs, 2)
+    finally:
+        rt.close()
+    for oc in outcomes:
+        assert oc.output is None and len(oc.problems) == 1, oc.problems
+        assert "field 'rising' holds 300001 bytes of JSON" in oc.problems[0] and 300001 > FIELD_FLOOR
