@@ -552,3 +552,20 @@ def test_paths_past_the_system_limit_hide_nothing_from_the_disk_watch(rt: Runtim
     """)
     res = rt.run(ws, {"id": "fill"}, {}, limits)
     assert (res.disk_overflow or "").startswith("nested folders deeper than can be measured"), res.failure()
+
+
+def test_memory_no_rlimit_counts_is_bounded_too(rt: Runtime, shared_dir: Path) -> None:
+    """memfd pages are shared memory: RLIMIT_AS does not count them and RLIMIT_FSIZE caps
+    each one only. A run held 3 GiB that way with a 512 MiB limit."""
+    limits = Limits(wall=30, cpu=30, memory=512 << 20, nproc=32, stdout=1 << 20, fsize=8 << 20)
+    ws = _ws(shared_dir, """
+        import json, os
+        chunk, held = b"x" * (8 << 20), []
+        for i in range(384):                     # 3 GiB
+            fd = os.memfd_create("held-%d" % i)
+            os.write(fd, chunk)
+            held.append(fd)
+        print(json.dumps(len(held)))
+    """)
+    res = rt.run(ws, {"id": "fill"}, {}, limits)
+    assert (res.disk_overflow or "").startswith("held more than 512 MiB in shared memory"), res.failure()

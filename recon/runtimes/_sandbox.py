@@ -493,6 +493,19 @@ WATCH_MAX_DEPTH = 128       # levels of folders below a watched one (a workspace
 DISK_RESERVE = (1 << 30, 0.02)
 
 
+def shmem_bytes() -> int:
+    """Shared memory in use on the machine (/proc/meminfo's Shmem: tmpfs files, memfd,
+    System V segments), which no rlimit of a process counts; 0 where it cannot be read."""
+    try:
+        with open("/proc/meminfo", "rb") as f:
+            for line in f:
+                if line.startswith(b"Shmem:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
+
+
 def disk_free(path: str) -> tuple[int, int]:
     """(bytes free to an unprivileged user, bytes in all) of the file system holding ``path``."""
     try:
@@ -555,7 +568,9 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     ``WATCH_EVERY`` s; a run that writes more than ``limits.scratch`` bytes there, makes more
     than ``WATCH_MAX_ENTRIES`` files or nests folders deeper than ``WATCH_MAX_DEPTH`` (where
     paths grow too long to measure) is killed (no file system quota is at hand to do it).
-    So is one during which a watched file system lost more than ``limits.scratch`` of free
+    So is one during which the machine's shared memory grew by more than ``limits.memory``
+    (memory no rlimit counts: memfd, tmpfs), and one during which a watched file system lost
+    more than ``limits.scratch`` of free
     space and is down to its reserve (``DISK_RESERVE``): what it holds open after
     unlinking it counts too, on disks other writers share only when nearly full.
 
@@ -590,6 +605,7 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     if watch is not None:
         base_bytes, base_entries, _ = tree_usage(watch)
         free0 = {d: disk_free(d)[0] for d, _ in watch}
+        shmem0 = shmem_bytes()
         next_watch = time.monotonic() + WATCH_EVERY
     try:
         while True:
@@ -606,6 +622,9 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
                     disk_overflow = f"wrote more than {limits.scratch >> 20} MiB to disk"
                 elif entries - base_entries > WATCH_MAX_ENTRIES:
                     disk_overflow = f"made more than {WATCH_MAX_ENTRIES} files"
+                elif shmem0 and shmem_bytes() - shmem0 > limits.memory:
+                    disk_overflow = (f"held more than {limits.memory >> 20} MiB in shared memory "
+                                     "(memfd, tmpfs or System V segments)")
                 else:
                     for d, before in free0.items():
                         free, size = disk_free(d)
