@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -120,9 +121,9 @@ def test_workspace_file_names_that_are_not_utf8_still_write_grading_json(tasks: 
     assert g["rungs"][0]["passed"] and "notes-" in g["rungs"][0]["checks"][0]["reason"]
 
 
-def test_a_grading_keeps_only_the_declared_fields_of_what_a_run_prints(tmp_path: Path) -> None:
-    """A grading holds every run's outcome to its end: a run that prints megabytes of keys
-    the contract does not declare costs it nothing (80 such runs once held 6.8 GB)."""
+def _tiny_outcomes(tmp_path: Path, injector: str) -> tuple[Any, list[Any]]:
+    """The tiny task's public scenarios run in-process (``run_outcomes``) on the reference
+    with ``injector`` (INJECTOR, filled in) around it: the task and the outcomes."""
     from recon import Registry
     from recon.build import build_task
     from recon.grader import graded_from, run_outcomes
@@ -135,15 +136,22 @@ def test_a_grading_keeps_only_the_declared_fields_of_what_a_run_prints(tmp_path:
     ws = tmp_path / "ws"
     ws.mkdir()
     shutil.copyfile(built / "solution" / "reconstruct.py", ws / "_reference.py")
-    (ws / "reconstruct.py").write_text(INJECTOR.replace("{field!r}", "'pad'").replace("{raw}", "'\"' + 'x' * (4 << 20) + '\"'")
-                                       .replace("orig = out['pad']  #", "#"))
+    (ws / "reconstruct.py").write_text(injector)
     public, _ = graded_from(task)
     rt = LocalRuntime()
     try:
-        outcomes = run_outcomes(rt, ws, public, task.limits, task.app_dir, task.outputs, 2)
+        return task, run_outcomes(rt, ws, public, task.limits, task.app_dir, task.outputs, 2)
     finally:
         rt.close()
-    assert [oc.problems for oc in outcomes] == [[]] * len(public)
+
+
+def test_a_grading_keeps_only_the_declared_fields_of_what_a_run_prints(tmp_path: Path) -> None:
+    """A grading holds every run's outcome to its end: a run that prints megabytes of keys
+    the contract does not declare costs it nothing (80 such runs once held 6.8 GB)."""
+    task, outcomes = _tiny_outcomes(tmp_path, INJECTOR.replace("{field!r}", "'pad'")
+                                    .replace("{raw}", "'\"' + 'x' * (4 << 20) + '\"'")
+                                    .replace("orig = out['pad']  #", "#"))
+    assert [oc.problems for oc in outcomes] == [[]] * len(outcomes) and outcomes
     for oc in outcomes:
         assert oc.result.stdout == b"" and set(oc.output) == set(task.outputs)
         assert all(oc.output[n] == oc.graded.truth[n] for n in task.outputs)
@@ -152,25 +160,10 @@ def test_a_grading_keeps_only_the_declared_fields_of_what_a_run_prints(tmp_path:
 def test_a_field_far_larger_than_any_answer_is_refused_not_kept(tmp_path: Path) -> None:
     """An `exact` field takes any shape: half a million objects in it, on every run, once held
     gigabytes to the end of a grading."""
-    from recon import Registry
-    from recon.build import build_task
-    from recon.grader import FIELD_FLOOR, graded_from, run_outcomes
-    from recon.runtimes.local import LocalRuntime
+    from recon.grader import FIELD_FLOOR
 
-    reg = Registry.default(entry_points=False)
-    reg.load_plugin_file(Path(__file__).parent / "fixtures" / "tiny" / "tiny.py")
-    built = build_task(reg, "tiny_series", tmp_path / "task", n_public=3, n_hidden=2, probes=0, select="random").path
-    task = load_task(built)
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    shutil.copyfile(built / "solution" / "reconstruct.py", ws / "_reference.py")
-    (ws / "reconstruct.py").write_text(INJECTOR.format(field="rising", raw="'[' + ','.join(['{}'] * 100000) + ']'"))
-    public, _ = graded_from(task)
-    rt = LocalRuntime()
-    try:
-        outcomes = run_outcomes(rt, ws, public, task.limits, task.app_dir, task.outputs, 2)
-    finally:
-        rt.close()
+    _, outcomes = _tiny_outcomes(tmp_path, INJECTOR.format(field="rising", raw="'[' + ','.join(['{}'] * 100000) + ']'"))
+    assert outcomes
     for oc in outcomes:
         assert oc.output is None and len(oc.problems) == 1, oc.problems
         assert "field 'rising' holds 300001 bytes of JSON" in oc.problems[0] and 300001 > FIELD_FLOOR
