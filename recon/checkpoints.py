@@ -44,8 +44,8 @@ little before the agent's own set-up), the only clock the sidecar has.
 from __future__ import annotations
 
 import re
-import tempfile
 import sys
+import tempfile
 from importlib import resources
 from pathlib import Path
 from typing import Any, Callable

@@ -568,4 +568,31 @@ def test_memory_no_rlimit_counts_is_bounded_too(rt: Runtime, shared_dir: Path) -
         print(json.dumps(len(held)))
     """)
     res = rt.run(ws, {"id": "fill"}, {}, limits)
-    assert (res.disk_overflow or "").startswith("held more than 512 MiB in shared memory"), res.failure()
+    assert (res.disk_overflow or "").startswith("held more than 512 MiB in memory files"), res.failure()
+
+
+def test_no_other_tenants_shared_memory_gets_a_run_killed(rt: Runtime, shared_dir: Path) -> None:
+    """The machine's shared memory is every tenant's: a neighbour (another grading, another
+    trial's verifier on the same kernel) growing it by more than this run's memory limit
+    while the run works must not cost the run anything."""
+    limits = Limits(wall=30, cpu=30, memory=512 << 20, nproc=32, stdout=1 << 20, fsize=8 << 20)
+    ws = _ws(shared_dir, "import json, sys, time\nsys.stdin.read()\ntime.sleep(1.5)\nprint(json.dumps('done'))\n")
+    neighbour = os.memfd_create("neighbour")
+    grown = threading.Event()
+
+    def grow() -> None:
+        time.sleep(0.2)
+        chunk = b"x" * (8 << 20)
+        for _ in range(96):                      # 768 MiB, beyond the run's 512
+            os.write(neighbour, chunk)
+        grown.set()
+
+    t = threading.Thread(target=grow)
+    t.start()
+    try:
+        res = rt.run(ws, {"id": "x"}, {}, limits)
+    finally:
+        t.join()
+        os.close(neighbour)
+    assert grown.is_set()
+    assert res.exit_code == 0 and json.loads(res.stdout) == "done", res.failure()

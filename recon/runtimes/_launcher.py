@@ -530,12 +530,11 @@ def _clear_files(fd: int) -> list[str]:
     return dirs
 
 
-def purge_ipc(uid: int) -> list[str]:
+def purge_ipc(uid: int) -> None:
     """Remove every System V shared memory segment, semaphore set and message queue that
     ``uid`` created or owns. Without an IPC namespace they outlive the run and are visible
     to the next: a later run (another program's, e.g. an earlier checkpoint's) could read
-    what this one left there. Returns what was removed, as ``kind:id``."""
-    removed = []
+    what this one left there."""
     libc = _c()
     for kind, id_col, rm in (("shm", "shmid", lambda i: libc.shmctl(i, 0, None)),      # IPC_RMID = 0
                              ("sem", "semid", lambda i: libc.semctl(i, 0, 0)),
@@ -553,11 +552,9 @@ def purge_ipc(uid: int) -> list[str]:
         for row in rows:
             try:
                 if int(row[at_uid]) == uid or int(row[at_cuid]) == uid:
-                    if rm(int(row[at_id])) == 0:
-                        removed.append("%s:%s" % (kind, row[at_id]))
+                    rm(int(row[at_id]))
             except (IndexError, ValueError):
                 continue
-    return removed
 
 
 def purge_tmp(uid: int, dirs: list[str]) -> None:
@@ -731,10 +728,9 @@ def seccomp(deny_inet: bool) -> None:
     no_new_privs; on an architecture not listed, nothing is filtered."""
     import ctypes  # noqa: PLC0415
     import errno  # noqa: PLC0415
-    import platform  # noqa: PLC0415
     import struct  # noqa: PLC0415
 
-    known = SECCOMP_ARCH.get(platform.machine())
+    known = SECCOMP_ARCH.get(os.uname().machine)
     if known is None:
         return
     arch, keyring_calls, socket_call = known

@@ -495,7 +495,7 @@ DISK_RESERVE = (1 << 30, 0.02)
 
 def shmem_bytes() -> int:
     """Shared memory in use on the machine (/proc/meminfo's Shmem: tmpfs files, memfd,
-    System V segments), which no rlimit of a process counts; 0 where it cannot be read."""
+    System V segments, every tenant's); 0 where it cannot be read."""
     try:
         with open("/proc/meminfo", "rb") as f:
             for line in f:
@@ -556,6 +556,72 @@ def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MA
     return total, entries, deepest
 
 
+def memfd_bytes(root_pid: int) -> int:
+    """Bytes of the memory files (memfd) that ``root_pid`` and its descendants hold open:
+    shared memory no rlimit counts (RLIMIT_AS counts them only while mapped)."""
+    seen: set[tuple[int, int]] = set()
+    total = 0
+    for pid in {root_pid} | _launcher.children_of(root_pid):
+        fd_dir = f"/proc/{pid}/fd"
+        try:
+            fds = os.listdir(fd_dir)
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if not os.readlink(f"{fd_dir}/{fd}").startswith("/memfd:"):
+                    continue
+                st = os.stat(f"{fd_dir}/{fd}")
+            except OSError:
+                continue
+            if (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                total += st.st_blocks * 512
+    return total
+
+
+class Watch:
+    """What a run may not do on the host beyond its rlimits, measured every ``WATCH_EVERY``
+    s while it runs (no file system quota or memory cgroup is at hand to do it):
+
+    - write more than ``limits.scratch`` bytes, make more than ``WATCH_MAX_ENTRIES`` files,
+      or nest folders deeper than ``WATCH_MAX_DEPTH`` (where paths grow too long to
+      measure) in ``places``: its run folder, and in a shared temp directory what its uid
+      made (see :func:`tree_usage`);
+    - take a watched file system down to its reserve (``DISK_RESERVE``) after it lost more
+      than ``limits.scratch`` during the run: files unlinked while held open are in no folder;
+    - hold more than ``limits.memory`` in memory files (memfd). The machine's shared memory
+      is the cheap trigger; only what the run's own processes hold open decides, so no other
+      tenant's use can get a run killed.
+    """
+
+    def __init__(self, places: list[tuple[str, int | None]], limits: Limits, root_pid: int) -> None:
+        self.places, self.limits, self.root_pid = places, limits, root_pid
+        self.base_bytes, self.base_entries, _ = tree_usage(places)
+        self.free0 = {d: disk_free(d)[0] for d, _ in places}
+        self.shmem0 = shmem_bytes()
+        self.due = time.monotonic() + WATCH_EVERY
+
+    def check(self) -> str | None:
+        """Why the run must be killed now, or None (and when to look again: ``due``)."""
+        lim = self.limits
+        self.due = time.monotonic() + WATCH_EVERY
+        used, entries, deepest = tree_usage(self.places)
+        if deepest > WATCH_MAX_DEPTH:
+            return f"nested folders deeper than can be measured (over {WATCH_MAX_DEPTH} levels, or paths past the system's limit)"
+        if used - self.base_bytes > lim.scratch:
+            return f"wrote more than {lim.scratch >> 20} MiB to disk"
+        if entries - self.base_entries > WATCH_MAX_ENTRIES:
+            return f"made more than {WATCH_MAX_ENTRIES} files"
+        if self.shmem0 and shmem_bytes() - self.shmem0 > lim.memory and memfd_bytes(self.root_pid) > lim.memory:
+            return f"held more than {lim.memory >> 20} MiB in memory files (memfd)"
+        for d, before in self.free0.items():
+            free, size = disk_free(d)
+            if size and before - free > lim.scratch and free < max(DISK_RESERVE[0], DISK_RESERVE[1] * size):
+                return f"took the disk holding {d} down to {free >> 20} MiB free ({(before - free) >> 20} MiB during the run)"
+        return None
+
+
 def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
               on_abort: Callable[[], None], extra_read: int | None = None,
               watch: list[tuple[str, int | None]] | None = None) -> tuple[RunResult, str, bytes]:
@@ -563,16 +629,7 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     runs out; ``on_exit`` / ``on_abort`` kill what is left (called while the main process
     is a zombie, so its pid and process group cannot have been reused).
 
-    ``watch``: the places on the host's disks a run writes to (its run folder, and in a
-    shared temp directory what its uid made: see :func:`tree_usage`), measured every
-    ``WATCH_EVERY`` s; a run that writes more than ``limits.scratch`` bytes there, makes more
-    than ``WATCH_MAX_ENTRIES`` files or nests folders deeper than ``WATCH_MAX_DEPTH`` (where
-    paths grow too long to measure) is killed (no file system quota is at hand to do it).
-    So is one during which the machine's shared memory grew by more than ``limits.memory``
-    (memory no rlimit counts: memfd, tmpfs), and one during which a watched file system lost
-    more than ``limits.scratch`` of free
-    space and is down to its reserve (``DISK_RESERVE``): what it holds open after
-    unlinking it counts too, on disks other writers share only when nearly full.
+    ``watch``: the places on the host's disks the run writes to, watched by :class:`Watch`.
 
     Returns (result, setup error text from the status pipe, bytes read from ``extra_read``).
     """
@@ -602,47 +659,24 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
     exited = False
     drain_until: float | None = None
     disk_overflow: str | None = None
-    if watch is not None:
-        base_bytes, base_entries, _ = tree_usage(watch)
-        free0 = {d: disk_free(d)[0] for d, _ in watch}
-        shmem0 = shmem_bytes()
-        next_watch = time.monotonic() + WATCH_EVERY
+    watcher = Watch(watch, limits, proc.pid) if watch is not None else None
     try:
         while True:
             now = time.monotonic()
             if not exited and now >= deadline:
                 timed_out = True
                 break
-            if watch is not None and not exited and now >= next_watch:
-                used, entries, deepest = tree_usage(watch)
-                if deepest > WATCH_MAX_DEPTH:
-                    disk_overflow = (f"nested folders deeper than can be measured (over {WATCH_MAX_DEPTH} levels, "
-                                     "or paths past the system's limit)")
-                elif used - base_bytes > limits.scratch:
-                    disk_overflow = f"wrote more than {limits.scratch >> 20} MiB to disk"
-                elif entries - base_entries > WATCH_MAX_ENTRIES:
-                    disk_overflow = f"made more than {WATCH_MAX_ENTRIES} files"
-                elif shmem0 and shmem_bytes() - shmem0 > limits.memory:
-                    disk_overflow = (f"held more than {limits.memory >> 20} MiB in shared memory "
-                                     "(memfd, tmpfs or System V segments)")
-                else:
-                    for d, before in free0.items():
-                        free, size = disk_free(d)
-                        if size and before - free > limits.scratch and \
-                                free < max(DISK_RESERVE[0], DISK_RESERVE[1] * size):
-                            disk_overflow = (f"took the disk holding {d} down to {free >> 20} MiB free "
-                                             f"({(before - free) >> 20} MiB during the run)")
-                            break
+            if watcher is not None and not exited and now >= watcher.due:
+                disk_overflow = watcher.check()
                 if disk_overflow:
                     break
-                next_watch = time.monotonic() + WATCH_EVERY
             if exited and (drain_until is None or now >= drain_until or len(sel.get_map()) == 0):
                 break
             wait = (drain_until if exited and drain_until else deadline) - now
             if pidfd is None and not exited:
                 wait = min(wait, 0.02)
-            if watch is not None and not exited:
-                wait = min(wait, max(0.0, next_watch - now))
+            if watcher is not None and not exited:
+                wait = min(wait, max(0.0, watcher.due - now))
             events = sel.select(max(0.0, wait))
             if pidfd is None and not exited and _exited(proc.pid):
                 events = events + [(None, 0)]  # type: ignore[list-item]
