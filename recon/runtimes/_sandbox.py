@@ -556,11 +556,12 @@ def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MA
     return total, entries, deepest
 
 
-def memfd_bytes(root_pid: int) -> int:
-    """Bytes of the memory files (memfd) that ``root_pid`` and its descendants hold open:
-    shared memory no rlimit counts (RLIMIT_AS counts them only while mapped)."""
+def held_bytes(root_pid: int) -> tuple[int, int]:
+    """Bytes that ``root_pid`` and its descendants hold open in files no folder lists:
+    (memory files (memfd), unlinked files on disk). No rlimit counts the first (RLIMIT_AS
+    only while mapped), and no walk of the run's folders sees either."""
     seen: set[tuple[int, int]] = set()
-    total = 0
+    memfd = unlinked = 0
     for pid in {root_pid} | _launcher.children_of(root_pid):
         fd_dir = f"/proc/{pid}/fd"
         try:
@@ -569,15 +570,21 @@ def memfd_bytes(root_pid: int) -> int:
             continue
         for fd in fds:
             try:
-                if not os.readlink(f"{fd_dir}/{fd}").startswith("/memfd:"):
+                target = os.readlink(f"{fd_dir}/{fd}")
+                is_memfd = target.startswith("/memfd:")
+                if not (is_memfd or target.endswith(" (deleted)")):
                     continue
                 st = os.stat(f"{fd_dir}/{fd}")
             except OSError:
                 continue
-            if (st.st_dev, st.st_ino) not in seen:
-                seen.add((st.st_dev, st.st_ino))
-                total += st.st_blocks * 512
-    return total
+            if (st.st_dev, st.st_ino) in seen or not stat.S_ISREG(st.st_mode):
+                continue
+            seen.add((st.st_dev, st.st_ino))
+            if is_memfd:
+                memfd += st.st_blocks * 512
+            else:
+                unlinked += st.st_blocks * 512
+    return memfd, unlinked
 
 
 class Watch:
@@ -588,11 +595,14 @@ class Watch:
       or nest folders deeper than ``WATCH_MAX_DEPTH`` (where paths grow too long to
       measure) in ``places``: its run folder, and in a shared temp directory what its uid
       made (see :func:`tree_usage`);
-    - take a watched file system down to its reserve (``DISK_RESERVE``) after it lost more
-      than ``limits.scratch`` during the run: files unlinked while held open are in no folder;
-    - hold more than ``limits.memory`` in memory files (memfd). The machine's shared memory
-      is the cheap trigger; only what the run's own processes hold open decides, so no other
-      tenant's use can get a run killed.
+    - hold more than ``limits.scratch`` in files it unlinked while holding them open, once a
+      watched file system is down to its reserve (``DISK_RESERVE``) after losing more than
+      that during the run;
+    - hold more than ``limits.memory`` in memory files (memfd), once the machine's shared
+      memory grew by more than that.
+
+    The machine-wide measures are only cheap triggers: what the run's own processes hold
+    open (:func:`held_bytes`) decides, so no other tenant of the machine can get a run killed.
     """
 
     def __init__(self, places: list[tuple[str, int | None]], limits: Limits, root_pid: int) -> None:
@@ -613,13 +623,23 @@ class Watch:
             return f"wrote more than {lim.scratch >> 20} MiB to disk"
         if entries - self.base_entries > WATCH_MAX_ENTRIES:
             return f"made more than {WATCH_MAX_ENTRIES} files"
-        if self.shmem0 and shmem_bytes() - self.shmem0 > lim.memory and memfd_bytes(self.root_pid) > lim.memory:
-            return f"held more than {lim.memory >> 20} MiB in memory files (memfd)"
-        for d, before in self.free0.items():
-            free, size = disk_free(d)
-            if size and before - free > lim.scratch and free < max(DISK_RESERVE[0], DISK_RESERVE[1] * size):
-                return f"took the disk holding {d} down to {free >> 20} MiB free ({(before - free) >> 20} MiB during the run)"
+        shmem_grew = bool(self.shmem0) and shmem_bytes() - self.shmem0 > lim.memory
+        low = [d for d, before in self.free0.items() if _low_on_space(d, before, lim.scratch)]
+        if shmem_grew or low:
+            memfd, unlinked = held_bytes(self.root_pid)
+            if shmem_grew and memfd > lim.memory:
+                return f"held more than {lim.memory >> 20} MiB in memory files (memfd)"
+            if low and unlinked > lim.scratch:
+                return (f"held more than {lim.scratch >> 20} MiB in unlinked files while the disk holding {low[0]} "
+                        "ran low")
         return None
+
+
+def _low_on_space(path: str, before: int, lost: int) -> bool:
+    """Whether the file system holding ``path`` lost more than ``lost`` bytes of the
+    ``before`` it had free and is down to its reserve."""
+    free, size = disk_free(path)
+    return bool(size) and before - free > lost and free < max(DISK_RESERVE[0], DISK_RESERVE[1] * size)
 
 
 def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
