@@ -23,7 +23,7 @@ import textwrap
 import threading
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import pytest
 
@@ -422,32 +422,42 @@ def test_a_run_filling_the_disk_through_unlinked_files_is_killed(rt: Runtime, sh
     assert (res.disk_overflow or "").startswith("held more than 64 MiB in unlinked files"), res.failure() or res.stdout
 
 
-def test_a_neighbour_filling_the_disk_gets_no_run_killed(rt: Runtime, shared_dir: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The disk is every tenant's: another writer taking it down to its reserve while an
-    honest run works must not cost the run anything."""
-    monkeypatch.setattr(sb, "DISK_RESERVE", (1 << 62, 1.0))     # as if the disk were nearly full
-    limits = Limits(wall=30, cpu=30, memory=1 << 30, nproc=32, stdout=1 << 20, fsize=8 << 20)
+def _an_honest_run_beside(rt: Runtime, shared_dir: Path, neighbour: Callable[[], None]) -> None:
+    """An honest 1.5 s run while ``neighbour`` (another tenant of the machine) works: the
+    neighbour gets done, and the run exits 0 with its output."""
+    limits = Limits(wall=30, cpu=30, memory=512 << 20, nproc=32, stdout=1 << 20, fsize=8 << 20)
     ws = _ws(shared_dir, "import json, sys, time\nsys.stdin.read()\ntime.sleep(1.5)\nprint(json.dumps('done'))\n")
-    grown = threading.Event()
+    done = threading.Event()
 
-    def fill() -> None:
+    def work() -> None:
         time.sleep(0.2)
-        with open(shared_dir / "neighbour.bin", "wb") as f:
-            for _ in range(24):                  # 192 MiB, beyond the run's 64
-                f.write(b"x" * (8 << 20))
-            f.flush()
-            os.fsync(f.fileno())
-        grown.set()
+        neighbour()
+        done.set()
 
-    t = threading.Thread(target=fill)
+    t = threading.Thread(target=work)
     t.start()
     try:
         res = rt.run(ws, {"id": "x"}, {}, limits)
     finally:
         t.join()
-    assert grown.is_set()
+    assert done.is_set()
     assert res.exit_code == 0 and json.loads(res.stdout) == "done", res.failure()
+
+
+def test_a_neighbour_filling_the_disk_gets_no_run_killed(rt: Runtime, shared_dir: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The disk is every tenant's: another writer taking it down to its reserve while an
+    honest run works must not cost the run anything."""
+    monkeypatch.setattr(sb, "DISK_RESERVE", (1 << 62, 1.0))     # as if the disk were nearly full
+
+    def fill() -> None:
+        with open(shared_dir / "neighbour.bin", "wb") as f:
+            for _ in range(24):                  # 192 MiB, beyond the run's 64
+                f.write(b"x" * (8 << 20))
+            f.flush()
+            os.fsync(f.fileno())
+
+    _an_honest_run_beside(rt, shared_dir, fill)
 
 
 def test_a_folder_made_unreadable_hides_nothing_from_the_disk_watch(rt: Runtime, shared_dir: Path) -> None:
@@ -603,24 +613,13 @@ def test_no_other_tenants_shared_memory_gets_a_run_killed(rt: Runtime, shared_di
     """The machine's shared memory is every tenant's: a neighbour (another grading, another
     trial's verifier on the same kernel) growing it by more than this run's memory limit
     while the run works must not cost the run anything."""
-    limits = Limits(wall=30, cpu=30, memory=512 << 20, nproc=32, stdout=1 << 20, fsize=8 << 20)
-    ws = _ws(shared_dir, "import json, sys, time\nsys.stdin.read()\ntime.sleep(1.5)\nprint(json.dumps('done'))\n")
     neighbour = os.memfd_create("neighbour")
-    grown = threading.Event()
 
     def grow() -> None:
-        time.sleep(0.2)
-        chunk = b"x" * (8 << 20)
         for _ in range(96):                      # 768 MiB, beyond the run's 512
-            os.write(neighbour, chunk)
-        grown.set()
+            os.write(neighbour, b"x" * (8 << 20))
 
-    t = threading.Thread(target=grow)
-    t.start()
     try:
-        res = rt.run(ws, {"id": "x"}, {}, limits)
+        _an_honest_run_beside(rt, shared_dir, grow)
     finally:
-        t.join()
         os.close(neighbour)
-    assert grown.is_set()
-    assert res.exit_code == 0 and json.loads(res.stdout) == "done", res.failure()
