@@ -98,7 +98,7 @@ def test_signatures_tie_scenario_and_output(lidar_task: Path, tmp_path: Path) ->
     sig = canonjson.read(tmp_path / "public_2/signature.json")
     assert sig["scenario_sha256"] == canonjson.sha256_of(canonjson.read(tmp_path / "public_2/scenario.json"))
     assert sig["output_sha256"] == canonjson.sha256_of(canonjson.read(tmp_path / "public_2/oracle_output.json"))
-    assert sig["oracle"] == "lidar_icp" and sig["oracle_version"] == "2.1.0"
+    assert sig["oracle"] == "lidar_icp" and sig["oracle_version"] == "3.0.0"
 
 
 def test_builds_are_byte_identical_and_seed_changes_both_sets(tmp_path: Path, registry: Registry, lidar_task: Path,

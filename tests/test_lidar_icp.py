@@ -23,9 +23,11 @@ from recon.build import build_task
 
 FIELDS = {"source_noise", "target_noise", "source_ground", "target_ground", "ground_tilt_deg", "scanner_height_m",
           "source_points", "target_points", "coarse_yaw_deg", "coarse_shift_m", "fitness_before", "rmse_before",
-          "yaw_deg", "tx", "ty", "tz", "fitness", "rmse", "robust_inliers", "iterations", "converged"}
+          "yaw_deg", "tx", "ty", "tz", "fitness", "rmse", "robust_inliers", "iterations", "converged",
+          "vanished_points", "appeared_points", "source_occluded", "target_occluded", "source_unseen", "target_unseen"}
+CHANGE = {"vanished_points", "appeared_points", "source_occluded", "target_occluded", "source_unseen", "target_unseen"}
 COUNTS = {"source_noise", "target_noise", "source_ground", "target_ground", "source_points", "target_points",
-          "robust_inliers", "iterations"}
+          "robust_inliers", "iterations", *CHANGE}
 EVIDENCE = {"source_classified.las", "target_classified.las", "source_downsampled.las", "target_downsampled.las",
             "stages.json", "registration_trace.json"}
 
@@ -84,7 +86,7 @@ def mover(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dic
 
 # --------------------------------------------------------------------- declaration
 def test_declaration() -> None:
-    assert lidar_icp.name == "lidar_icp" and lidar_icp.version == "2.1.0"
+    assert lidar_icp.name == "lidar_icp" and lidar_icp.version == "3.0.0"
     assert lidar_icp.domain == "geospatial" and set(lidar_icp.toolkit) == {"laspy", "numpy", "scipy"}
     assert set(lidar_icp.outputs) == FIELDS and set(lidar_icp.evidence) == EVIDENCE
     assert set(lidar_icp.input_docs) == {"source", "target"} and lidar_icp.inputs is make_inputs
@@ -94,7 +96,8 @@ def test_declaration() -> None:
     # The recipe (private) holds the how, with every constant of every stage ...
     for word in ("8 nearest", "2.0 × std", "0.30 m", "0.15 m", "nearest the centroid", "10 nearest", "|n_z| <= 0.25",
                  "h[b-1] + 2 h[b] + h[b+1]", "|dx|, |dy| <= 30", "5 best shifts", "4.685", "1.4826", "0.01 m",
-                 "0.2 for ground", "1e-6 rad", "1e-5 m", "at most 30 iterations", "Tolerances, and why"):
+                 "0.2 for ground", "1e-6 rad", "1e-5 m", "at most 30 iterations", "within 2.0 degrees",
+                 "numpy median of their", "m > rho + 0.5 m", "not thinned", "Tolerances, and why"):
         assert word in lidar_icp.recipe, word
     # ... and the public texts that say what is computed never do.
     public = lidar_icp.public()
@@ -105,7 +108,8 @@ def test_declaration() -> None:
         assert word not in what, word
     # The constants the recipe names are the reference's constants.
     assert (ref.SOR_K, ref.SOR_ALPHA, ref.GROUND_BAND, ref.NORMAL_K, ref.TUKEY_C, ref.GROUND_WEIGHT,
-            ref.SCALE_FLOOR, ref.MAX_ITERATIONS) == (8, 2.0, 0.15, 10, 4.685, 0.2, 0.01, 30)
+            ref.SCALE_FLOOR, ref.MAX_ITERATIONS, ref.VIEW_CONE_DEG, ref.CHANGE_MARGIN) == (
+        8, 2.0, 0.15, 10, 4.685, 0.2, 0.01, 30, 2.0, 0.5)
 
 
 # --------------------------------------------------------------------------- inputs
@@ -193,6 +197,15 @@ def test_evidence_matches_outputs(mover: Any) -> None:
     assert stages["coarse"]["chosen"]["yaw_deg"] == pytest.approx(out["coarse_yaw_deg"], abs=1e-9)
     assert stages["fit_before"]["fitness"] == pytest.approx(out["fitness_before"], rel=1e-3)
     assert stages["fit_after"]["rmse"] == pytest.approx(out["rmse"], rel=1e-3)
+    assert stages["change"] == {k: out[k] for k in CHANGE}
+    verdicts = {name: [v["verdict"] for v in summary["change"][name]] for name in ("source", "target")}
+    for name, other in (("source", "target"), ("target", "source")):
+        assert len(verdicts[name]) == stages[name]["thinned"]["other"]
+        assert verdicts[name].count("occluded") == out[f"{name}_occluded"]
+        assert verdicts[name].count("unseen") == out[f"{name}_unseen"]
+        assert all((v["median_range_m"] is None) == (v["verdict"] == "unseen") for v in summary["change"][name])
+    assert verdicts["source"].count("through") == out["vanished_points"]
+    assert verdicts["target"].count("through") == out["appeared_points"]
 
 
 def test_a_default_build_publishes_the_outputs_and_keeps_summary_and_trace() -> None:
@@ -291,6 +304,25 @@ def test_robust_weighting_rejects_the_vehicle_that_moved(mover: Any) -> None:
     assert err < 0.01 < err_plain
 
 
+def test_the_vehicle_that_drove_off_is_seen_through(mover: Any) -> None:
+    """Where the vehicle stood at one scan, the other station sees through it: most of the
+    seen-through points are the vehicle's, and a still street has far fewer of them."""
+    p, out, _, inputs = mover
+    truth = scene(p)
+    _, detail = ref.process(scenario(p, inputs))
+    on_vehicle = 0
+    for name in ("source", "target"):
+        s = detail[name]
+        kinds = truth[name]["kind"][s["index"][s["nonground"]]]
+        through = np.array(detail["change"][name][0]) == "through"
+        on_vehicle += int(np.count_nonzero(kinds[through] == 4))
+    seen_through = out["vanished_points"] + out["appeared_points"]
+    assert on_vehicle > seen_through / 2
+    still = params(moving_vehicle=False)
+    with_still = ref.process(scenario(still, lidar_icp.make_inputs(still, Path(inputs["source"]).parent.parent / "still")))[0]
+    assert with_still["vanished_points"] + with_still["appeared_points"] < seen_through - on_vehicle / 2
+
+
 # ------------------------------------------------- tolerances: independent vs wrong
 def _patched(sc: dict[str, Any], **swap: Any) -> dict[str, Any]:
     """reference.process with some module attributes (constants or stage functions) swapped."""
@@ -358,6 +390,26 @@ def _icp_by_lstsq(src: np.ndarray, ground: np.ndarray, tgt: np.ndarray, tn: np.n
     return math.atan2(rot[1, 0], rot[0, 0]), t, 30, False, []
 
 
+def _look_up_by_angles(points: np.ndarray, view: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """The change look-up written independently: angles from arccos of dot products, all
+    pairs, the median by sorting."""
+    rng = np.linalg.norm(view, axis=1)
+    verdicts, medians = [], []
+    for x in points:
+        rho = float(np.linalg.norm(x))
+        cos = np.clip(view @ x / (rng * rho), -1.0, 1.0)
+        near = np.sort(rng[np.degrees(np.arccos(cos)) <= 2.0 + 1e-9])
+        if not len(near):
+            verdicts.append("unseen")
+            medians.append(math.nan)
+            continue
+        half = len(near) // 2
+        m = float(near[half] if len(near) % 2 else (near[half - 1] + near[half]) / 2)
+        verdicts.append("through" if m > rho + 0.5 else "occluded" if m < rho - 0.5 else "confirmed")
+        medians.append(m)
+    return verdicts, np.array(medians)
+
+
 def _min_corner_keys(mm: np.ndarray, voxel: float) -> np.ndarray:
     return np.floor((mm - mm.min(axis=0)) / (voxel * 1000)).astype(np.int64)
 
@@ -366,6 +418,7 @@ INDEPENDENT: dict[str, dict[str, Callable[..., Any]]] = {
     "thinning": {"downsample": _thin_by_dict},
     "ground": {"fit_ground": _ground_by_normal_equations},
     "fine": {"fine_icp": _icp_by_lstsq},
+    "change": {"look_up": _look_up_by_angles},
 }
 WRONG: dict[str, tuple[dict[str, Any], set[str]]] = {
     # a wrong rule, and fields it must push past their tolerances
@@ -374,6 +427,8 @@ WRONG: dict[str, tuple[dict[str, Any], set[str]]] = {
     "band 0.2 m": ({"GROUND_BAND": 0.2}, {"source_ground", "target_ground"}),
     "min-corner grid": ({"voxel_keys": _min_corner_keys}, {"source_points"}),
     "no robust weights": ({"TUKEY_C": 1e9}, {"yaw_deg", "robust_inliers"}),
+    "a 1.5 degree cone": ({"VIEW_CONE_DEG": 1.5}, {"source_unseen", "target_unseen"}),
+    "a 0.4 m margin": ({"CHANGE_MARGIN": 0.4}, {"source_occluded", "target_occluded"}),
 }
 
 

@@ -14,7 +14,11 @@ stage by stage:
    of vertical-surface normal azimuths, the 90-degree ambiguity and the shift settled
    by a 2-D occupancy correlation and a 3-D overlap count;
 6. point-to-plane ICP in yaw + translation with Tukey weights on a MAD scale, ground
-   down-weighted; fit statistics before and after.
+   down-weighted; fit statistics before and after;
+7. change between the scans: each thinned non-ground point, moved into the other
+   station's frame by the final pose, looked up in that station's returns by direction
+   (the median range within a cone), so a surface the other station sees through
+   vanished or appeared, and one behind a nearer surface is occluded.
 """
 from __future__ import annotations
 
@@ -57,6 +61,9 @@ MIN_PAIRS = 6
 MAX_ITERATIONS = 30
 STOP_YAW = 1e-6          # rad
 STOP_SHIFT = 1e-5        # m
+# stage 7: change between the scans
+VIEW_CONE_DEG = 2.0      # returns within this angle of a point's direction are its look-up
+CHANGE_MARGIN = 0.5      # m: the median range beyond (before) the point by more: seen through (occluded)
 
 
 # --------------------------------------------------------------------------- LAS I/O
@@ -407,6 +414,48 @@ def fit_stats(src_xyz: np.ndarray, src_ground: np.ndarray, tgt_xyz: np.ndarray, 
     return {"fitness": fitness, "rmse": rmse, "robust_inliers": int(np.count_nonzero(sel & (np.abs(r) < cut)))}
 
 
+# --------------------------------------------------------------------- stage 7: change
+def look_up(points: np.ndarray, view: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """How a station sees ``points`` (in its own frame) against ``view``, its own non-noise
+    returns: the returns within VIEW_CONE_DEG of a point's direction give the median range
+    m; no such return: unseen; m > range + CHANGE_MARGIN: seen through (the surface is not
+    there for this station); m < range - CHANGE_MARGIN: occluded; otherwise confirmed.
+    Returns each point's verdict and m (nan when unseen)."""
+    rho = np.linalg.norm(points, axis=1)
+    view_rng = np.linalg.norm(view, axis=1)
+    ok = view_rng > 0.0
+    view_rng = view_rng[ok]
+    verdicts = ["unseen"] * len(points)
+    medians = np.full(len(points), np.nan)
+    if len(points) == 0 or len(view_rng) == 0:
+        return verdicts, medians
+    tree = cKDTree(view[ok] / view_rng[:, None])
+    chord = 2.0 * math.sin(math.radians(VIEW_CONE_DEG) / 2.0)
+    near = tree.query_ball_point(points / np.maximum(rho, 1e-12)[:, None], chord)
+    for i, (r, idx) in enumerate(zip(rho, near)):
+        if r <= 0.0 or not idx:
+            continue
+        m = float(np.median(view_rng[idx]))
+        medians[i] = m
+        verdicts[i] = "through" if m > r + CHANGE_MARGIN else "occluded" if m < r - CHANGE_MARGIN else "confirmed"
+    return verdicts, medians
+
+
+def change(src: dict[str, Any], tgt: dict[str, Any], yaw: float, t: np.ndarray) -> dict[str, Any]:
+    """Each scan's thinned non-ground points as the other station sees them at the pose
+    (source -> target: p' = Rz(yaw) p + t; target -> source: the inverse)."""
+    rot = rot_z(yaw)
+    by_target = look_up(src["xyz"][src["nonground"]] @ rot.T + t, tgt["view"])
+    by_source = look_up((tgt["xyz"][tgt["nonground"]] - t) @ rot, src["view"])
+    return {"counts": {"vanished_points": by_target[0].count("through"),
+                       "appeared_points": by_source[0].count("through"),
+                       "source_occluded": by_target[0].count("occluded"),
+                       "target_occluded": by_source[0].count("occluded"),
+                       "source_unseen": by_target[0].count("unseen"),
+                       "target_unseen": by_source[0].count("unseen")},
+            "source": by_target, "target": by_source}
+
+
 # ---------------------------------------------------------------------- the pipeline
 def prepare(path: str, voxel: float) -> dict[str, Any]:
     """Stages 1-5 (without the coarse alignment) for one scan."""
@@ -424,6 +473,7 @@ def prepare(path: str, voxel: float) -> dict[str, Any]:
     ground_mask = np.concatenate([np.zeros(len(other), dtype=bool), np.ones(len(ground), dtype=bool)])
     return {"scan": scan, "classification": cls, "sor": sor, "ground": ground_info, "plane": plane,
             "index": ds, "ground_mask": ground_mask, "nonground": ~ground_mask, "xyz": xyz[ds],
+            "view": xyz[~noise],
             "normals": normals(mm[ds])}
 
 
@@ -439,6 +489,7 @@ def process(scenario: dict) -> tuple[dict[str, Any], dict[str, Any]]:
     before = fit_stats(*args, coarse["yaw"], coarse["t"], gate)
     yaw, t, iterations, converged, log = fine_icp(*args, coarse["yaw"], coarse["t"], gate)
     after = fit_stats(*args, yaw, t, gate)
+    changes = change(src, tgt, yaw, t)
     a, b, c = (float(v) for v in src["plane"])
     out = {
         "source_noise": int(np.count_nonzero(src["classification"] == NOISE)),
@@ -462,9 +513,10 @@ def process(scenario: dict) -> tuple[dict[str, Any], dict[str, Any]]:
         "robust_inliers": after["robust_inliers"],
         "iterations": int(iterations),
         "converged": bool(converged),
+        **changes["counts"],
     }
     detail = {"source": src, "target": tgt, "coarse": coarse, "before": before, "after": after, "log": log,
-              "converged": converged}
+              "converged": converged, "change": changes}
     return out, detail
 
 

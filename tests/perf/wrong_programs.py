@@ -101,6 +101,14 @@ WRONG: dict[str, list[tuple[str, list[Edit]]]] = {
         ("additive_pose_update", [
             ("t = rot_z(float(delta[0])) @ t + delta[1:]", "t = t + delta[1:]"),
         ]),
+        # The change look-up takes the MEAN range of the returns in the cone instead of the
+        # median: the same wherever the cone holds one or two returns or all of them lie
+        # on one surface, off where a silhouette edge mixes near and far returns (about
+        # half of the scenarios move a count by more than one point).
+        ("change_mean_range", [
+            ("        m = float(np.median(view_rng[idx]))",
+             "        m = float(np.mean(view_rng[idx]))"),
+        ]),
     ],
     # ---------------------------------------------------------------------- chem_smarts
     # Most of the generator gives a product; each rule shows only where a case and the

@@ -8,7 +8,10 @@ a coarse yaw and shift by correlative scan matching (the non-ground points' 2-D 
 rasters correlated by FFT at every 2 degrees of yaw, the highest peak kept), and
 point-to-plane ICP with a
 Tukey kernel (k = 0.1 m, the Open3D tutorial's value) in 6 degrees of freedom, stopping on
-relative changes of 1e-6 in fitness and RMSE after at most 30 iterations.
+relative changes of 1e-6 in fitness and RMSE after at most 30 iterations. Change
+between the scans by line of sight: each registered non-ground point is looked up in the
+other station's cleaned returns by the nearest direction (within 1 degree), and that
+return's range more than 0.3 m beyond (before) the point means seen through (occluded).
 """
 from __future__ import annotations
 
@@ -21,6 +24,8 @@ import numpy as np
 from scipy.spatial import cKDTree
 
 TUKEY_K = 0.1
+LOS_CONE_DEG = 1.0
+LOS_MARGIN = 0.3
 
 
 def read(path: str) -> np.ndarray:
@@ -152,6 +157,18 @@ def icp_point_to_plane(src, tgt, tn, r, t, gate, max_iter=30):
     return r, t, before, (fit, rmse, int(np.count_nonzero(np.abs(res) <= TUKEY_K))), it, conv
 
 
+def line_of_sight(points: np.ndarray, view: np.ndarray) -> tuple[int, int, int]:
+    """(seen through, occluded, no return) for points in the viewing station's frame."""
+    if len(points) == 0 or len(view) == 0:
+        return 0, 0, len(points)
+    rng, vr = np.linalg.norm(points, axis=1), np.linalg.norm(view, axis=1)
+    dist, j = cKDTree(view / vr[:, None]).query(points / rng[:, None])
+    seen = dist <= 2 * math.sin(math.radians(LOS_CONE_DEG) / 2)
+    gap = vr[j] - rng
+    return (int(np.count_nonzero(seen & (gap > LOS_MARGIN))), int(np.count_nonzero(seen & (gap < -LOS_MARGIN))),
+            int(np.count_nonzero(~seen)))
+
+
 def main() -> None:
     sc = json.load(sys.stdin)
     p = sc["parameters"]
@@ -169,9 +186,9 @@ def main() -> None:
             out["scanner_height_m"] = float(-coef[2])
         ds, ds_ground = voxel_down(clean, ground, voxel)
         out[f"{name}_points"] = int(len(ds))
-        clouds[name] = (ds, ds_ground, estimate_normals(ds, 2 * voxel))
-    src, src_g, _ = clouds["source"]
-    tgt, tgt_g, tn = clouds["target"]
+        clouds[name] = (ds, ds_ground, estimate_normals(ds, 2 * voxel), clean)
+    src, src_g, _, src_view = clouds["source"]
+    tgt, tgt_g, tn, tgt_view = clouds["target"]
     s_ng, t_ng = src[~src_g], tgt[~tgt_g]
     yaw0, shift = correlative_match(s_ng[:, :2], t_ng[:, :2])
     r0 = rz(yaw0)
@@ -187,6 +204,10 @@ def main() -> None:
         "fitness": after[0], "rmse": after[1], "robust_inliers": after[2],
         "iterations": it, "converged": conv,
     })
+    gone, s_hidden, s_none = line_of_sight(s_ng @ r.T + t, tgt_view)
+    new, t_hidden, t_none = line_of_sight((t_ng - t) @ r, src_view)
+    out.update({"vanished_points": gone, "appeared_points": new, "source_occluded": s_hidden,
+                "target_occluded": t_hidden, "source_unseen": s_none, "target_unseen": t_none})
     print(json.dumps(out))
 
 

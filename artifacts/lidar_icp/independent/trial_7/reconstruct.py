@@ -1,5 +1,5 @@
 # Independent program: the final workspace of agent trial 7 of lidar_icp 2.1.0 at the
-# summary evidence level (docs/trials.md), kept as the agent wrote it.
+# summary evidence level (docs/trials.md), kept as the agent wrote it (for 3.0.0, stage 9 added at its end).
 import sys, json, math
 import numpy as np
 import laspy
@@ -265,7 +265,7 @@ def main(out):
         g, n, c = ground_classify(Q)
         Gv = voxel(Q[g], v)
         Ov = voxel(Q[~g], v)
-        data[nm] = dict(noise=int(nz.sum()), ground=int(g.sum()), n=n, c=c, Gv=Gv, Ov=Ov)
+        data[nm] = dict(noise=int(nz.sum()), ground=int(g.sum()), n=n, c=c, Gv=Gv, Ov=Ov, view=Q)
     s, tg = data['source'], data['target']
     n, c = s['n'], s['c']
     out['ground_tilt_deg'] = float(np.degrees(np.arccos(min(1.0, abs(n[2])))))
@@ -310,13 +310,43 @@ def main(out):
     out.update(converged=bool(conv), iterations=int(it), fitness=float(fa), fitness_before=float(fb),
                rmse=float(ra), rmse_before=float(rb), robust_inliers=int(ia),
                tx=float(t[0]), ty=float(t[1]), tz=float(t[2]), yaw_deg=float(yawd))
+    out.update(change_counts(s['Ov'], s['view'], tg['Ov'], tg['view'], yaw, t))
     print(json.dumps(out))
+
+
+# Added for lidar_icp 3.0.0, which asks for the change between the scans: the recipe's
+# stage 9 on this program's own classes, thinning and pose (the rest is unchanged).
+def change_counts(s_ng, s_view, t_ng, t_view, yaw, t):
+    def look(points, view):
+        through = occluded = unseen = 0
+        if len(points) == 0:
+            return 0, 0, 0
+        rho = np.linalg.norm(points, axis=1)
+        vr = np.linalg.norm(view, axis=1)
+        if len(view) == 0:
+            return 0, 0, len(points)
+        near = cKDTree(view / vr[:, None]).query_ball_point(points / rho[:, None], 2 * math.sin(math.radians(1.0)))
+        for r, idx in zip(rho, near):
+            if not idx:
+                unseen += 1
+                continue
+            m = float(np.median(vr[idx]))
+            through += m > r + 0.5
+            occluded += m < r - 0.5
+        return int(through), int(occluded), unseen
+    c, s = math.cos(yaw), math.sin(yaw)
+    rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    a = look(s_ng @ rot.T + t, t_view)
+    b = look((t_ng - t) @ rot, s_view)
+    return {"vanished_points": a[0], "source_occluded": a[1], "source_unseen": a[2],
+            "appeared_points": b[0], "target_occluded": b[1], "target_unseen": b[2]}
 
 
 DEFAULTS = dict(coarse_shift_m=0.0, coarse_yaw_deg=0.0, converged=False, fitness=0.0, fitness_before=0.0,
                 ground_tilt_deg=0.0, iterations=0, rmse=0.0, rmse_before=0.0, robust_inliers=0,
                 scanner_height_m=0.0, source_ground=0, source_noise=0, source_points=0, target_ground=0,
-                target_noise=0, target_points=0, tx=0.0, ty=0.0, tz=0.0, yaw_deg=0.0)
+                target_noise=0, target_points=0, tx=0.0, ty=0.0, tz=0.0, yaw_deg=0.0,
+                appeared_points=0, source_occluded=0, source_unseen=0, target_occluded=0, target_unseen=0, vanished_points=0)
 
 if __name__ == '__main__':
     out = {}

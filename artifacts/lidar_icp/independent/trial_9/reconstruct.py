@@ -1,5 +1,5 @@
 # Independent program: the final workspace of agent trial 9 of lidar_icp 2.1.0 at the
-# summary evidence level (docs/trials.md), kept as the agent wrote it.
+# summary evidence level (docs/trials.md), kept as the agent wrote it (for 3.0.0, stage 9 added at its end).
 import sys, json, math
 import numpy as np
 import laspy
@@ -172,7 +172,7 @@ def main():
         Pk = P[keep]
         gm, n, c = ground_classify(Pk)
         Vg = voxel(Pk[gm], v); Vo = voxel(Pk[~gm], v)
-        data[w] = dict(n=n, c=c, Vg=Vg, Vo=Vo)
+        data[w] = dict(n=n, c=c, Vg=Vg, Vo=Vo, view=Pk)
         res[w + "_noise"] = int((~keep).sum())
         res[w + "_ground"] = int(gm.sum())
         res[w + "_points"] = int(len(Vg) + len(Vo))
@@ -228,13 +228,43 @@ def main():
     res["tx"], res["ty"], res["tz"] = float(t[0]), float(t[1]), float(t[2])
     yd2 = (math.degrees(yaw) + 180) % 360 - 180
     res["yaw_deg"] = float(yd2)
+    res.update(change_counts(S, data["source"]["view"], To, data["target"]["view"], yaw, t))
+
+
+# Added for lidar_icp 3.0.0, which asks for the change between the scans: the recipe's
+# stage 9 on this program's own classes, thinning and pose (the rest is unchanged).
+def change_counts(s_ng, s_view, t_ng, t_view, yaw, t):
+    def look(points, view):
+        through = occluded = unseen = 0
+        if len(points) == 0:
+            return 0, 0, 0
+        rho = np.linalg.norm(points, axis=1)
+        vr = np.linalg.norm(view, axis=1)
+        if len(view) == 0:
+            return 0, 0, len(points)
+        near = cKDTree(view / vr[:, None]).query_ball_point(points / rho[:, None], 2 * math.sin(math.radians(1.0)))
+        for r, idx in zip(rho, near):
+            if not idx:
+                unseen += 1
+                continue
+            m = float(np.median(vr[idx]))
+            through += m > r + 0.5
+            occluded += m < r - 0.5
+        return int(through), int(occluded), unseen
+    c, s = math.cos(yaw), math.sin(yaw)
+    rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+    a = look(s_ng @ rot.T + t, t_view)
+    b = look((t_ng - t) @ rot, s_view)
+    return {"vanished_points": a[0], "source_occluded": a[1], "source_unseen": a[2],
+            "appeared_points": b[0], "target_occluded": b[1], "target_unseen": b[2]}
 
 
 DEFAULTS = {"coarse_shift_m": 0.0, "coarse_yaw_deg": 0.0, "converged": True, "fitness": 0.9,
             "fitness_before": 0.9, "ground_tilt_deg": 1.7, "iterations": 7, "rmse": 0.1,
             "rmse_before": 0.2, "robust_inliers": 1000, "scanner_height_m": 1.65,
             "source_ground": 2000, "source_noise": 80, "source_points": 2500, "target_ground": 2000,
-            "target_noise": 80, "target_points": 2300, "tx": 0.0, "ty": 0.0, "tz": 0.0, "yaw_deg": 0.0}
+            "target_noise": 80, "target_points": 2300, "tx": 0.0, "ty": 0.0, "tz": 0.0, "yaw_deg": 0.0,
+            "appeared_points": 0, "source_occluded": 0, "source_unseen": 0, "target_occluded": 0, "target_unseen": 0, "vanished_points": 0}
 
 if __name__ == "__main__":
     try:
