@@ -30,8 +30,10 @@ What a series guarantees (:func:`grade_series`):
 
 - a snapshot is graded on that snapshot alone: its runs see their own copy of it and
   nothing newer (not the final workspace, not other snapshots, not the checkpoint
-  folder). Only a runtime that confines what a run sees can promise that
-  (:attr:`recon.runtimes.base.Runtime.confines_view`); elsewhere the series is refused,
+  folder), nor anything another snapshot's runs left behind. Only a runtime that confines
+  what a run sees and clears what it leaves can promise that
+  (:attr:`recon.runtimes.base.Runtime.confines_view`,
+  :attr:`~recon.runtimes.base.Runtime.separates_runs`); elsewhere the series is refused,
   never graded wrongly;
 - identical trees are graded once, by a digest the grader computes over its own copy;
   times come from the sidecar's metadata only;
@@ -223,11 +225,15 @@ def snapshot_dirs(root: Path) -> list[tuple[Path, dict[str, Any]]]:
 
 def refusal(runtime: Runtime) -> str | None:
     """Why ``runtime`` cannot grade a checkpoint series here, or None."""
-    if runtime.confines_view:
-        return None
-    return (f"the {runtime.name} runtime here cannot confine a run to its own snapshot, so an early snapshot "
-            "could run code written after it; checkpoint series are graded only where it can (bwrap, or local "
-            "with namespaces or Landlock)")
+    if not runtime.confines_view:
+        return (f"the {runtime.name} runtime here cannot confine a run to its own snapshot, so an early snapshot "
+                "could run code written after it; checkpoint series are graded only where it can (bwrap, or local "
+                "with namespaces or Landlock)")
+    if not runtime.separates_runs:
+        return (f"the {runtime.name} runtime here cannot clear what a run leaves behind (it runs as this user, "
+                "without namespaces), so an early snapshot's runs could read what the final workspace's runs left; "
+                "checkpoint series are graded only where it can (bwrap, or local as root)")
+    return None
 
 
 def grade_checkpoints(task: Task, final: dict[str, Any], root: Path, *, runtime: Runtime,

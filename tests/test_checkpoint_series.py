@@ -64,7 +64,9 @@ def _runtime(kind: str) -> Runtime:
     if kind == "local-landlock":
         if landlock_abi() < 1:
             pytest.skip("this kernel has no Landlock")
-        return LocalRuntime(namespaces=False) if IS_ROOT else LocalRuntime()
+        if not IS_ROOT:
+            pytest.skip("without root a run is the user's own process: what it leaves cannot be cleared")
+        return LocalRuntime(namespaces=False)
     if not bwrap_available():
         pytest.skip("bwrap cannot create a sandbox here")
     return BwrapRuntime()
@@ -73,7 +75,7 @@ def _runtime(kind: str) -> Runtime:
 @pytest.fixture(params=["local", "local-landlock", "bwrap"])
 def confining(request: pytest.FixtureRequest) -> Iterator[Runtime]:
     rt = _runtime(request.param)
-    assert rt.confines_view
+    assert rt.confines_view and rt.separates_runs
     yield rt
     rt.close()
 
@@ -134,17 +136,27 @@ def test_a_checkpoint_is_graded_on_its_own_snapshot(tiny_task: Path, confining: 
     assert rewards == [alone["reward"], 1.0, 1.0], rewards     # and in the series it finds nothing either
 
 
-def test_a_runtime_that_cannot_confine_refuses_the_series(tiny_task: Path, where: Path) -> None:
+@pytest.mark.parametrize("landlock", [False, True])
+def test_a_runtime_that_cannot_confine_or_clear_refuses_the_series(tiny_task: Path, where: Path,
+                                                                   landlock: bool) -> None:
+    """Without Landlock nothing confines what a run reads; with it, a run as the grader's own
+    user (no root, no namespaces) is still that user's process, and what it leaves in
+    /dev/shm or System V IPC cannot be told from the user's own, so it is never cleared:
+    an early snapshot's runs read what the final workspace's runs left there."""
+    if landlock and landlock_abi() < 1:
+        pytest.skip("this kernel has no Landlock")
     tmp_path = where
-    rt = LocalRuntime(drop_privileges=False, landlock=False) if IS_ROOT else LocalRuntime(landlock=False)
-    assert not rt.confines_view
+    rt = (LocalRuntime(drop_privileges=False, landlock=landlock) if IS_ROOT
+          else LocalRuntime(landlock=landlock))
+    assert rt.mode == "reap" and not rt.separates_runs and rt.confines_view == landlock
     final_ws = tmp_path / "final"
     final_ws.mkdir()
     (final_ws / "reconstruct.py").write_text((tiny_task / "solution" / "reconstruct.py").read_text())
     series = tmp_path / "checkpoints"
     _snapshot(series, 1, 1.0, {"reconstruct.py": _attacker(final_ws, series)})
     g = _grade_series(tiny_task, final_ws, series, rt)
-    assert "checkpoints" not in g and "cannot confine" in g["checkpoints_refused"]
+    assert "checkpoints" not in g
+    assert ("cannot clear what a run leaves" if landlock else "cannot confine") in g["checkpoints_refused"]
     assert g["reward"] == 1.0                                  # the final workspace is still graded
 
 

@@ -497,13 +497,14 @@ def test_local_warnings_and_isolation_flag() -> None:
         # without a uid of its own, a run is confined by Landlock where the kernel has it
         nodrop = LocalRuntime(drop_privileges=False)
         assert nodrop.isolates_hidden == landlock and nodrop.confines_view == landlock
+        assert rt.separates_runs and not nodrop.separates_runs   # the grader's own user: nothing to clear by
     else:
         assert rt.confines_view == rt.isolates_hidden == landlock
     bare = LocalRuntime(drop_privileges=False, landlock=False) if IS_ROOT else LocalRuntime(landlock=False)
     assert not bare.isolates_hidden and not bare.confines_view
     assert any("cannot hide hidden data" in w for w in bare.warnings())
     assert any("checkpoint series are not graded" in w for w in bare.warnings())
-    assert any("checkpoint series" in w for w in rt.warnings()) != rt.confines_view
+    assert any("checkpoint series" in w for w in rt.warnings()) != (rt.confines_view and rt.separates_runs)
 
 
 def test_bwrap_available_is_cached_bool() -> None:

@@ -342,8 +342,33 @@ def _pid_ns() -> int:
     return os.stat("/proc/self/ns/pid").st_ino
 
 
+def _group_state(pid: int | str, state: bytes) -> bytes:
+    """The state of a thread group whose leader is in ``state``: a leader that exited on
+    its own (a raw exit of the main thread) is a zombie while its other threads run on,
+    so a zombie leader speaks for its live threads: b"T" when all of them are stopped,
+    b"R" while any is not, b"Z" when none is left."""
+    if state not in (b"Z", b"X"):
+        return state
+    try:
+        tids = [t for t in os.listdir(f"/proc/{pid}/task") if t != str(pid)]
+    except OSError:
+        return state
+    states = []
+    for t in tids:
+        try:
+            with open(f"/proc/{pid}/task/{t}/stat", "rb") as f:
+                states.append(f.read().rsplit(b")", 1)[1].split()[0])
+        except (OSError, IndexError):
+            continue
+    live = [st for st in states if st not in (b"Z", b"X")]
+    if not live:
+        return state
+    return b"T" if all(st in (b"T", b"t") for st in live) else b"R"
+
+
 def uid_pids(uid: int, ns: int | None) -> dict[int, bytes]:
-    """pid -> state of the live processes of real uid ``uid`` (only in PID namespace ``ns``)."""
+    """pid -> state of the live processes of real uid ``uid`` (only in PID namespace ``ns``);
+    a zombie leader whose other threads still run is live (:func:`_group_state`)."""
     found = {}
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -359,7 +384,7 @@ def uid_pids(uid: int, ns: int | None) -> dict[int, bytes]:
         j = s.find(b"\nState:")
         if i < 0 or int(s[i + 5:].split(None, 1)[0]) != uid:
             continue
-        state = s[j + 7:].split(None, 1)[0] if j >= 0 else b"?"
+        state = _group_state(d, s[j + 7:].split(None, 1)[0] if j >= 0 else b"?")
         if state not in (b"Z", b"X"):
             found[int(d)] = state
     return found
@@ -394,7 +419,8 @@ def sweep_uid(uid: int, deadline: float = 10.0) -> bool:
 
 
 def children_of(me: int) -> set[int]:
-    """Live (non-zombie) descendants of ``me``, from /proc."""
+    """Live descendants of ``me``, from /proc (a zombie leader counts while its other
+    threads run: a signal to its pid reaches them)."""
     parent: dict[int, int] = {}
     for d in os.listdir("/proc"):
         if d.isdigit():
@@ -403,7 +429,7 @@ def children_of(me: int) -> set[int]:
                     rest = f.read().rsplit(b")", 1)[1].split()
             except (OSError, IndexError):
                 continue
-            if rest[0] != b"Z":
+            if _group_state(d, rest[0]) not in (b"Z", b"X"):
                 parent[int(d)] = int(rest[1])
     found, frontier = set(), {me}
     while frontier:
@@ -714,15 +740,19 @@ def _init(cfg: dict[str, Any], status_fd: int, result_w: int) -> NoReturn:
 #: seccomp: the architecture's audit number and the syscalls refused to every run
 #: (add_key, request_key, keyctl: kernel keyrings are no namespace's, so a key outlives
 #: its run and any uid may be let read it), and socket(2)
-SECCOMP_ARCH = {"x86_64": (0xC000003E, (248, 249, 250), 41), "aarch64": (0xC00000B7, (217, 218, 219), 198),
-                "arm64": (0xC00000B7, (217, 218, 219), 198)}
+#: machine -> (audit arch, calls refused with ENOSYS, socket(2)): the keyring calls (add_key,
+#: request_key, keyctl), then io_uring_setup, _enter and _register (the same numbers on both),
+#: whose requests (a socket among them) never pass through the filter
+SECCOMP_ARCH = {"x86_64": (0xC000003E, (248, 249, 250, 425, 426, 427), 41),
+                "aarch64": (0xC00000B7, (217, 218, 219, 425, 426, 427), 198),
+                "arm64": (0xC00000B7, (217, 218, 219, 425, 426, 427), 198)}
 PR_SET_SECCOMP, SECCOMP_MODE_FILTER = 22, 2
 RET_ALLOW, RET_ERRNO = 0x7FFF0000, 0x00050000
 AF_INET, AF_INET6 = 2, 10
 
 
 def seccomp(deny_inet: bool) -> None:
-    """Refuse the keyring syscalls (ENOSYS) and, with ``deny_inet`` (no network namespace
+    """Refuse the keyring and io_uring syscalls (ENOSYS) and, with ``deny_inet`` (no network namespace
     of its own: Landlock stops TCP, not UDP), IPv4 and IPv6 sockets (EAFNOSUPPORT). Any
     other ABI on the machine (i386 or x32 calls on x86_64) is refused whole. Needs
     no_new_privs; on an architecture not listed, nothing is filtered."""
@@ -733,13 +763,13 @@ def seccomp(deny_inet: bool) -> None:
     known = SECCOMP_ARCH.get(os.uname().machine)
     if known is None:
         return
-    arch, keyring_calls, socket_call = known
+    arch, refused_calls, socket_call = known
     ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
     # (code, jump-if-true label, jump-if-false label, k): labels resolved to offsets below
     prog: list[tuple[int, str | None, str | None, int]] = [
         (ld, None, None, 4), (jeq, None, "deny", arch),             # seccomp_data.arch
         (ld, None, None, 0), (jge, "deny", None, 0x40000000),      # .nr; x32 calls carry this bit
-        *[(jeq, "nosys", None, nr) for nr in keyring_calls],
+        *[(jeq, "nosys", None, nr) for nr in refused_calls],
     ]
     if deny_inet:
         prog += [(jeq, None, "allow", socket_call), (ld, None, None, 16),   # .args[0], its low half

@@ -31,7 +31,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeAlias
 
 from ..canonjson import dumps_compact
 from ..errors import RuntimeUnavailable
@@ -130,6 +130,63 @@ class SlotPool:
     @staticmethod
     def release(fd: int) -> None:
         os.close(fd)  # closing drops the flock
+
+    @contextlib.contextmanager
+    def _held_if_idle(self, uid: int) -> Any:
+        """Hold ``uid``'s slot while the block runs when no run holds it (yields True), else
+        yield False. Our own runs hold their slots, so they count as busy here too."""
+        try:
+            fd = os.open(self._lockdir() / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
+                         0o600)
+        except OSError:
+            yield False
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                yield False
+                return
+            yield True
+        finally:
+            os.close(fd)
+
+    def idle(self, uid: int) -> bool:
+        """Whether ``uid`` is a sandbox uid no run holds now."""
+        if not is_slot_uid(uid):
+            return False
+        with self._held_if_idle(uid) as idle:
+            return bool(idle)
+
+    def purge_idle(self, dirs: list[str]) -> None:
+        """Remove, from the top of ``dirs`` (the shared temp directories), every entry whose
+        owner is a sandbox uid no run holds. A run's own files went with it (the launcher
+        purges its uid), so what is left there was put back by another run: a file of a
+        finished run hard-linked or moved back to the top after that run's purge carries
+        state to later runs unless it goes too. Each uid is held while its entries go, so a
+        run that starts on it meanwhile waits for nothing of its own to be removed."""
+        found: dict[int, list[str]] = {}
+        for top in dirs:
+            try:
+                with os.scandir(top) as it:
+                    for e in it:
+                        try:
+                            uid = e.stat(follow_symlinks=False).st_uid
+                        except OSError:
+                            continue
+                        if is_slot_uid(uid):
+                            found.setdefault(uid, []).append(e.path)
+            except OSError:
+                continue
+        for uid, paths in found.items():
+            with self._held_if_idle(uid) as idle:
+                if idle:
+                    for path in paths:
+                        remove_tree(path)
+
+
+def is_slot_uid(uid: int) -> bool:
+    return UID_BASE <= uid < UID_BASE + MAX_SLOTS
 
 
 def _name_exists(uid: int) -> bool:
@@ -515,14 +572,20 @@ def disk_free(path: str) -> tuple[int, int]:
     return v.f_bavail * v.f_frsize, v.f_blocks * v.f_frsize
 
 
-def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MAX_ENTRIES) -> tuple[int, int, int]:
+#: whose entries at the top of a watched folder count: everyone's (None), one uid's, or the
+#: uids a predicate accepts
+Owner: TypeAlias = "int | Callable[[int], bool] | None"
+
+
+def tree_usage(places: list[tuple[str, Owner]], max_entries: int = WATCH_MAX_ENTRIES) -> tuple[int, int, int]:
     """(bytes allocated, entries, deepest level) under each ``(folder, owner)`` of
-    ``places``, links not followed: all of the folder when ``owner`` is None, else only what
-    ``owner`` made at its top (a shared temp directory). The walk stops past ``max_entries``
+    ``places``, links not followed: all of the folder when ``owner`` is None, else only the
+    entries at its top that ``owner`` owns (a uid, or a predicate on the entry's uid: a
+    shared temp directory). The walk stops past ``max_entries``
     entries or ``WATCH_MAX_DEPTH`` levels; a path too long to open counts as too deep. A
     folder the run made unreadable (to hide what is in it) is opened up first."""
     total = entries = deepest = 0
-    stack: list[tuple[str, int | None, int]] = [(str(d), owner, 0) for d, owner in places]
+    stack: list[tuple[str, Owner, int]] = [(str(d), owner, 0) for d, owner in places]
     while stack and entries <= max_entries:
         top, owner, depth = stack.pop()
         deepest = max(deepest, depth)
@@ -547,7 +610,7 @@ def tree_usage(places: list[tuple[str, int | None]], max_entries: int = WATCH_MA
                     if exc.errno == errno.ENAMETOOLONG:
                         return total, entries, WATCH_MAX_DEPTH + 1
                     continue
-                if owner is not None and st.st_uid != owner:
+                if owner is not None and not (owner(st.st_uid) if callable(owner) else st.st_uid == owner):
                     continue
                 entries += 1
                 total += st.st_blocks * 512
@@ -605,7 +668,7 @@ class Watch:
     open (:func:`held_bytes`) decides, so no other tenant of the machine can get a run killed.
     """
 
-    def __init__(self, places: list[tuple[str, int | None]], limits: Limits, root_pid: int) -> None:
+    def __init__(self, places: list[tuple[str, Owner]], limits: Limits, root_pid: int) -> None:
         self.places, self.limits, self.root_pid = places, limits, root_pid
         self.base_bytes, self.base_entries, _ = tree_usage(places)
         self.free0 = {d: disk_free(d)[0] for d, _ in places}
@@ -644,7 +707,7 @@ def _low_on_space(path: str, before: int, lost: int) -> bool:
 
 def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
               on_abort: Callable[[], None], extra_read: int | None = None,
-              watch: list[tuple[str, int | None]] | None = None) -> tuple[RunResult, str, bytes]:
+              watch: list[tuple[str, Owner]] | None = None) -> tuple[RunResult, str, bytes]:
     """Read output under the caps until the run's main process exits or the wall clock
     runs out; ``on_exit`` / ``on_abort`` kill what is left (called while the main process
     is a zombie, so its pid and process group cannot have been reused).

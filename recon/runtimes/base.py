@@ -90,6 +90,12 @@ class Runtime(ABC):
     #: workspaces, checkpoint snapshots, the checkout recon runs from. Checkpoint series
     #: are graded only where this holds.
     confines_view: bool = False
+    #: whether nothing a run leaves outside its run folder (files in shared temp
+    #: directories, IPC objects, processes) reaches a later run: namespaces of its own, or a
+    #: uid of its own whose leftovers are cleared after it. Checkpoint series are graded
+    #: only where this holds too (an early snapshot's runs could read what the final
+    #: workspace's runs left behind).
+    separates_runs: bool = False
 
     @abstractmethod
     def run(self, workspace: Path, scenario: dict[str, Any], inputs: dict[str, Path], limits: Limits,

@@ -86,6 +86,7 @@ class BwrapRuntime(Runtime):
     name = "bwrap"
     isolates_hidden = True
     confines_view = True
+    separates_runs = True
 
     def __init__(self, *, _probe: bool = True) -> None:
         exe = shutil.which("bwrap")

@@ -51,6 +51,9 @@ _NOT_ROOT_WARNING = ("local runtime without root cannot hide hidden data from th
 _VIEW_WARNING = ("local runtime: neither namespaces nor Landlock confine runs here, so a run can read whatever "
                  "this machine lets its user read (the installed recon package, other workspaces); "
                  "checkpoint series are not graded; use --runtime bwrap")
+_SHARED_WARNING = ("local runtime: runs are this user's own processes, so what one leaves in /dev/shm or in "
+                   "System V IPC cannot be told from the user's own and is not cleared before the next; checkpoint "
+                   "series are not graded; use --runtime bwrap")
 _NO_NS_WARNING = ("local runtime: no namespaces here (unshare refused), so runs share /tmp (purged of the "
                   "run's files afterwards) and can list the grader's processes")
 TEMP_DIRS = ("/tmp", "/var/tmp", "/dev/shm")
@@ -114,12 +117,15 @@ class LocalRuntime(Runtime):
         self._drop = want
         self.isolates_hidden = want or self._landlock
         self.confines_view = self._mode == "isolate" or self._landlock
+        self.separates_runs = self._mode != "reap"
         if not self.isolates_hidden:
             self._warnings.insert(0, _NOT_ROOT_WARNING if not sb.IS_ROOT else
                                   "local runtime without privilege drop cannot hide hidden data from the "
                                   "submission; use --runtime bwrap")
         if not self.confines_view:
             self._warnings.append(_VIEW_WARNING)
+        elif not self.separates_runs:
+            self._warnings.append(_SHARED_WARNING)
 
     @property
     def mode(self) -> str:
@@ -190,8 +196,17 @@ class LocalRuntime(Runtime):
             weakref.finalize(self, _rmdir, self._view_root)
         return self._view_root
 
+    def _purge_idle(self) -> None:
+        """Without namespaces: clear the shared temp directories of what finished runs' uids
+        still own there (see :meth:`SlotPool.purge_idle`)."""
+        if self._mode == "supervise" and self._pool is not None:
+            if self._purge is None:
+                self._purge = sb.shared_writable_dirs(list(TEMP_DIRS))
+            self._pool.purge_idle(self._purge)
+
     def _run(self, workspace: Path, scenario: dict[str, Any], inputs: dict[str, Path], limits: Limits,
              *, app_dir: Path | None, argv: list[str]) -> RunResult:
+        self._purge_idle()
         uid, lock_fd = self._pool.acquire() if self._pool is not None else (None, None)
         try:
             rd = sb.prepare_run(workspace, scenario, inputs, inputs_visible_at=None, app_dir=app_dir,
@@ -217,10 +232,12 @@ class LocalRuntime(Runtime):
                         sb.kill_uid(uid)
 
                 # the run folder is on the host's disk; without namespaces, so are the shared temp
-                # directories, where what the run's uid made counts too (purged after the run)
-                watch: list[tuple[str, int | None]] = [(str(rd.root), None)]
-                if self._mode == "supervise" and uid is not None:
-                    watch += [(d, uid) for d in cfg.get("purge", [])]
+                # directories, where what the run's uid made counts too (purged after the run),
+                # and what it put back there under a finished run's uid (a link, a rename)
+                watch: list[tuple[str, sb.Owner]] = [(str(rd.root), None)]
+                if self._mode == "supervise" and uid is not None and self._pool is not None:
+                    pool, own = self._pool, uid
+                    watch += [(d, lambda u: u == own or pool.idle(u)) for d in cfg.get("purge", [])]
                 res, setup_error, _ = sb.supervise(st, limits, on_exit=on_exit, on_abort=on_abort, watch=watch)
                 if setup_error:
                     raise RuntimeUnavailable(f"local runtime could not start the submission: {setup_error}",
@@ -232,6 +249,7 @@ class LocalRuntime(Runtime):
             if uid is not None:
                 sb.kill_uid(uid)
                 sb.SlotPool.release(lock_fd)  # type: ignore[arg-type]
+            self._purge_idle()
 
 
 class _WarmSession(WarmSession):
