@@ -696,53 +696,69 @@ def test_a_thread_whose_leader_exited_dies_with_its_run(rt: Runtime, shared_dir:
     assert set(_live_slot_processes()) - before == set()
 
 
-def test_a_file_put_back_under_a_finished_runs_uid_is_cleared(rt: Runtime, shared_dir: Path) -> None:
-    """Two concurrent runs: B leaves a world-writable file in /tmp; A links it into a folder
-    of its own, waits until B's purge removed B's name for it, and links it back at the top
-    of /tmp, where it belongs to B's uid, so A's purge (by owner) skipped it: a later run
-    read it. It must be gone after A's run, and A may not grow it past the disk watch."""
+def test_files_put_back_under_a_finished_runs_uid_are_cleared_and_counted(rt: Runtime, shared_dir: Path) -> None:
+    """Two concurrent runs: B leaves world-writable files in /tmp; A links them into a folder
+    of its own, waits until B's purge removed B's names for them, and links them back at the
+    top of /tmp, where they belong to B's uid, so A's purge (by owner) skipped them and a
+    later run read them; nor did the disk watch count what A wrote into them. They must be
+    gone after A's run, and A may not write more than its scratch limit into them."""
     token = f"recon-back-{os.getpid()}"
+    limits = Limits(wall=20, cpu=20, memory=1 << 30, nproc=32, stdout=1 << 20, fsize=16 << 20)   # scratch 64 MiB
     ws = _ws(shared_dir, f"""
         import json, os, sys, time
         role = json.load(sys.stdin)["id"]
         b, mine, keep = "/tmp/{token}-b", "/tmp/{token}-a", "/tmp/{token}-keep"
         out = {{"role": role}}
         if role == "B":
-            with open(b, "w") as f:
-                f.write("from B")
-            os.chmod(b, 0o666)
-            time.sleep(0.3)
+            for i in range(5):
+                with open(f"{{b}}{{i}}", "w") as f:
+                    f.write("from B")
+                os.chmod(f"{{b}}{{i}}", 0o666)
+            time.sleep(0.5)
         elif role == "A":
-            end = time.time() + 8
-            while not os.path.exists(b) and time.time() < end:
+            end = time.time() + 4
+            while not os.path.exists(b + "4") and time.time() < end:
                 time.sleep(0.01)
             try:
                 os.makedirs(mine, exist_ok=True)
-                os.link(b, mine + "/f")
-                while os.path.exists(b) and time.time() < end:
+                for i in range(5):
+                    os.link(f"{{b}}{{i}}", f"{{mine}}/{{i}}")
+                while os.path.exists(b + "0") and time.time() < end:
                     time.sleep(0.01)
-                os.link(mine + "/f", keep)
-                out["kept"] = os.stat(keep).st_uid != os.getuid()
+                for i in range(5):
+                    os.link(f"{{mine}}/{{i}}", f"{{keep}}{{i}}")
+                    os.unlink(f"{{mine}}/{{i}}")
+                out["kept"] = os.stat(keep + "0").st_uid != os.getuid()
+                for i in range(5):                           # 80 MiB in files of B's uid
+                    with open(f"{{keep}}{{i}}", "wb") as f:
+                        f.write(b"x" * (16 << 20))
+                time.sleep(1.0)
+                out["left"] = [i for i in range(5) if os.path.exists(f"{{keep}}{{i}}")]
             except OSError as exc:
                 out["kept"] = str(exc)
         else:
-            out["found"] = os.path.exists(keep)
+            out["found"] = [i for i in range(5) if os.path.exists(f"{{keep}}{{i}}")]
         print(json.dumps(out))
     """)
     got: dict[str, Any] = {}
 
     def go(role: str) -> None:
-        got[role] = rt.run(ws, {"id": role}, {}, FAST)
+        got[role] = rt.run(ws, {"id": role}, {}, limits)
 
     threads = [threading.Thread(target=go, args=(r,)) for r in ("A", "B")]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    for role in ("A", "B"):
-        assert got[role].exit_code == 0, got[role].stderr_tail
+    assert got["B"].exit_code == 0, got["B"].stderr_tail
+    if isinstance(rt, LocalRuntime) and rt.mode == "supervise":
+        # killed past its scratch limit, or the files went under it (B's uid fell idle)
+        over = got["A"].disk_overflow
+        assert (over and "wrote more than 64 MiB" in over) or json.loads(got["A"].stdout)["left"] == [], got["A"]
+    else:   # a /tmp of its own: the runs share nothing there
+        assert got["A"].exit_code == 0 and "No such file" in json.loads(got["A"].stdout)["kept"], got["A"]
     go("C")
-    assert json.loads(got["C"].stdout) == {"role": "C", "found": False}, json.loads(got["A"].stdout)
+    assert json.loads(got["C"].stdout) == {"role": "C", "found": []}
     assert [p for p in _owned_by_slots("/tmp") if token in p] == []
 
 
