@@ -625,8 +625,9 @@ def test_no_other_tenants_shared_memory_gets_a_run_killed(rt: Runtime, shared_di
         os.close(neighbour)
 
 
-def _live_slot_processes() -> list[int]:
-    """Processes of a sandbox uid with a live thread (a zombie leader counts while one runs)."""
+def _live_slot_processes(comm: str) -> list[int]:
+    """Processes of a sandbox uid with a live thread named ``comm`` (a zombie leader counts
+    while one runs); the name keeps other graders' runs on this machine out of it."""
     found = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
@@ -635,13 +636,16 @@ def _live_slot_processes() -> list[int]:
             if not sb.UID_BASE <= os.stat(f"/proc/{d}").st_uid < sb.UID_BASE + sb.MAX_SLOTS:
                 continue
             tasks = os.listdir(f"/proc/{d}/task")
-            states = []
+            live = []
             for t in tasks:
                 with open(f"/proc/{d}/task/{t}/stat", "rb") as f:
-                    states.append(f.read().rsplit(b")", 1)[1].split()[0])
+                    state = f.read().rsplit(b")", 1)[1].split()[0]
+                with open(f"/proc/{d}/task/{t}/comm") as f:
+                    name = f.read().strip()
+                live.append(state not in (b"Z", b"X") and name == comm)
         except OSError:
             continue
-        if any(s not in (b"Z", b"X") for s in states):
+        if any(live):
             found.append(int(d))
     return found
 
@@ -663,6 +667,7 @@ def test_a_thread_whose_leader_exited_dies_with_its_run(rt: Runtime, shared_dir:
         import ctypes, json, os, sys, threading, time
         sys.stdin.read()
         def beat():
+            ctypes.CDLL(None).prctl(15, b"recon-leader", 0, 0, 0)   # PR_SET_NAME
             while True:
                 try:
                     with open("{beat}/alive", "a") as f:
@@ -682,7 +687,6 @@ def test_a_thread_whose_leader_exited_dies_with_its_run(rt: Runtime, shared_dir:
         time.sleep(0.5)
         print(json.dumps({{"ok": 1}}))
     """)
-    before = set(_live_slot_processes())
     t0 = time.monotonic()
     res = rt.run(ws, {"id": "x"}, {}, FAST)
     took = time.monotonic() - t0
@@ -693,7 +697,7 @@ def test_a_thread_whose_leader_exited_dies_with_its_run(rt: Runtime, shared_dir:
     size = alive.stat().st_size if alive.exists() else 0
     time.sleep(0.5)
     assert (alive.stat().st_size if alive.exists() else 0) == size, "the daemon's thread still writes"
-    assert set(_live_slot_processes()) - before == set()
+    assert _live_slot_processes("recon-leader") == []
 
 
 def test_files_put_back_under_a_finished_runs_uid_are_cleared_and_counted(rt: Runtime, shared_dir: Path) -> None:
@@ -779,3 +783,64 @@ def test_io_uring_is_refused(rt: Runtime, shared_dir: Path) -> None:
     """)
     res = rt.run(ws, {"id": "x"}, {}, FAST)
     assert json.loads(res.stdout) == [-1, 38], res.stderr_tail       # ENOSYS
+
+
+def test_removing_a_tree_never_leaves_it_when_a_folder_is_moved_out(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run still alive moved the folder the root purge was emptying out of the tree; the
+    purge went back up by ``..``, landed in the folder's new parent and emptied the names it
+    still had to visit there: root deleting outside the run's files (up to ``/``)."""
+    from recon.runtimes import _launcher
+
+    base = tmp_path / "base"
+    tree = base / "tree" / "cdir"
+    for name in ("d3", "rt4v"):
+        (tree / name).mkdir(parents=True)
+        (tree / name / "f").write_text("the run's")
+        (base / name).mkdir()
+        (base / name / "keep").write_text("not the run's")   # what `..` would lead to
+    clear, moved = _launcher._clear_files, []
+
+    def clear_and_move(fd: int) -> list[str]:
+        where = os.readlink(f"/proc/self/fd/{fd}")
+        if not moved and Path(where).parent == tree:       # the first folder entered in cdir
+            os.rename(where, base / (Path(where).name + "x"))   # the run moves it out meanwhile
+            moved.append(where)
+        return clear(fd)
+
+    monkeypatch.setattr(_launcher, "_clear_files", clear_and_move)
+    _launcher.remove_tree(base / "tree")
+    assert moved
+    for name in ("d3", "rt4v"):
+        assert (base / name / "keep").read_text() == "not the run's"
+    assert not (base / "tree").exists()
+
+
+def test_a_process_that_never_stops_is_killed_with_the_others(rt: Runtime, shared_dir: Path) -> None:
+    """A daemon's child waits before its exec on a FIFO nobody opens, so the daemon sits in
+    vfork (uninterruptible, never stopped): the sweep kept stopping the rest and killed
+    nothing until its deadline, the grader killed the supervisor before its purge, and the
+    daemon and its System V segment outlived the run."""
+    ws = _ws(shared_dir, """
+        import json, os, sys, time
+        sys.stdin.read()
+        fifo = os.path.join(os.environ.get("TMPDIR", "/tmp"), "fifo")
+        os.mkfifo(fifo)
+        if os.fork() == 0:
+            os.setsid()
+            import ctypes
+            ctypes.CDLL(None).prctl(15, b"recon-vfork", 0, 0, 0)    # PR_SET_NAME
+            if os.fork() == 0:
+                os.posix_spawn("/bin/true", ["true"], {}, file_actions=[(os.POSIX_SPAWN_OPEN, 0, fifo, os.O_RDONLY, 0)])
+                os._exit(0)
+            while True:
+                time.sleep(0.05)
+        time.sleep(0.5)
+        print(json.dumps({"ok": 1}))
+    """)
+    t0 = time.monotonic()
+    res = rt.run(ws, {"id": "x"}, {}, FAST)
+    took = time.monotonic() - t0
+    assert res.exit_code == 0, res.stderr_tail
+    assert took < 6.0, took
+    assert _live_slot_processes("recon-vfork") == []

@@ -395,27 +395,38 @@ def sweep_uid(uid: int, deadline: float = 10.0) -> bool:
 
     Processes are first stopped (a stopped process cannot fork), until a scan finds
     only stopped ones, then killed: a fork storm bounded by RLIMIT_NPROC cannot outrun it.
+    A process that never stops (one in uninterruptible sleep, such as a parent waiting in
+    vfork for a child blocked before its exec, cannot fork either) would hold that back
+    for ever: after ``STOP_PHASE`` seconds the stopped ones (also those stopped by a
+    tracer) and the sleeping ones are killed each round while the others are stopped.
     """
     ns = _pid_ns()
-    end = time.monotonic() + deadline
+    start = time.monotonic()
+    end = start + deadline
     while time.monotonic() < end:
         procs = uid_pids(uid, ns)
         if not procs:
             return True
-        running = [p for p, st in procs.items() if st != b"T"]
-        for p in running or list(procs):
+        running = any(st not in (b"T", b"t") for st in procs.values())
+        late = time.monotonic() - start > STOP_PHASE
+        for p, st in procs.items():
+            stopped = st in (b"T", b"t")
+            if not running or (late and (stopped or st == b"D")):
+                sig = signal.SIGKILL
+            elif not stopped:
+                sig = signal.SIGSTOP
+            else:
+                continue
             try:
-                os.kill(p, signal.SIGSTOP if running else signal.SIGKILL)
+                os.kill(p, sig)
             except OSError:
                 pass
-        if not running:
-            for p in procs:  # a killed process that is stopped still needs a SIGCONT-free exit path
-                try:
-                    os.kill(p, signal.SIGKILL)
-                except OSError:
-                    pass
+        if not running or late:
             time.sleep(0.002)
     return not uid_pids(uid, ns)
+
+
+STOP_PHASE = 0.5
 
 
 def children_of(me: int) -> set[int]:
@@ -473,11 +484,18 @@ def kill_tree() -> None:
         time.sleep(0.005)
 
 
+class _Moved(Exception):
+    """A folder of the tree being removed was moved out of it meanwhile."""
+
+
 def remove_tree(root: str | os.PathLike[str]) -> None:
     """Remove ``root`` and everything in it, whatever a submission made of it: folders it
     made unreadable (chmod 000) and trees nested deeper than any path may be long or the
     interpreter may recurse (it walks with one open folder at a time, down by name and
-    back up by ``..``). What cannot be removed is left, never raised."""
+    back up by ``..``). A run still alive may move a folder out of the tree while we are in
+    it, and ``..`` would then lead elsewhere (up to ``/``): every step up is checked
+    against the folder we came down from, and on a mismatch the walk starts again from
+    ``root`` (a bounded number of times). What cannot be removed is left, never raised."""
     import stat  # noqa: PLC0415
 
     root = os.fspath(root)
@@ -485,10 +503,35 @@ def remove_tree(root: str | os.PathLike[str]) -> None:
         if not stat.S_ISDIR(os.lstat(root).st_mode):
             os.unlink(root)
             return
-        fd = _open_dir(root, None)
     except OSError:
         return
-    names: list[str] = []      # the folders we went down into, from root
+    for _ in range(REMOVE_RESTARTS):
+        try:
+            _remove_below(root)
+            break
+        except _Moved:
+            continue
+        except OSError:
+            break
+    try:
+        os.rmdir(root)
+    except OSError:
+        pass
+
+
+REMOVE_RESTARTS = 20
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    st = os.fstat(fd)
+    return st.st_dev, st.st_ino
+
+
+def _remove_below(root: str) -> None:
+    """Everything in the folder ``root`` (see :func:`remove_tree`); raises ``_Moved``."""
+    fd = _open_dir(root, None)
+    path = [_identity(fd)]     # the folders we are in, from root
+    names: list[str] = []      # the names we went down by
     todo = [_clear_files(fd)]
     try:
         while True:
@@ -501,36 +544,49 @@ def remove_tree(root: str | os.PathLike[str]) -> None:
                 os.close(fd)
                 fd = child
                 names.append(name)
+                path.append(_identity(fd))
                 todo.append(_clear_files(fd))
                 continue
             todo.pop()
             if not names:
-                break
+                return
             up = os.open("..", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
             os.close(fd)
             fd = up
+            path.pop()
+            if _identity(fd) != path[-1]:
+                raise _Moved()
             try:
                 os.rmdir(names.pop(), dir_fd=fd)
             except OSError:
                 pass
-    except OSError:
-        pass
     finally:
         os.close(fd)
-    try:
-        os.rmdir(root)
-    except OSError:
-        pass
 
 
 def _open_dir(name: str, dir_fd: int | None) -> int:
-    """A folder opened for reading without following a link, opened up first if need be."""
+    """A folder opened for reading without following a link, opened up first if need be
+    (through a handle on the entry itself, so a link swapped in meanwhile is never followed)."""
+    import stat  # noqa: PLC0415
+
     flags = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
     try:
         return os.open(name, flags, dir_fd=dir_fd)
     except PermissionError:
-        os.chmod(name, 0o700, dir_fd=dir_fd)
-        return os.open(name, flags, dir_fd=dir_fd)
+        pass
+    handle = os.open(name, os.O_PATH | os.O_NOFOLLOW, dir_fd=dir_fd)
+    try:
+        st = os.fstat(handle)
+        if not stat.S_ISDIR(st.st_mode):
+            raise NotADirectoryError(name)
+        os.chmod(f"/proc/self/fd/{handle}", 0o700)
+        fd = os.open(name, flags, dir_fd=dir_fd)
+    finally:
+        os.close(handle)
+    if _identity(fd) != (st.st_dev, st.st_ino):
+        os.close(fd)
+        raise _Moved()
+    return fd
 
 
 def _clear_files(fd: int) -> list[str]:

@@ -152,11 +152,11 @@ class SlotPool:
             os.close(fd)
 
     def idle(self, uid: int) -> bool:
-        """Whether ``uid`` is a sandbox uid no run holds now."""
+        """Whether ``uid`` is a sandbox uid no run holds now (no lock held, no process)."""
         if not is_slot_uid(uid):
             return False
         with self._held_if_idle(uid) as idle:
-            return bool(idle)
+            return bool(idle) and not uid_processes(uid)
 
     def purge_idle(self, dirs: list[str]) -> None:
         """Remove, from the top of ``dirs`` (the shared temp directories), every entry whose
@@ -180,9 +180,17 @@ class SlotPool:
                 continue
         for uid, paths in found.items():
             with self._held_if_idle(uid) as idle:
-                if idle:
+                # a grader with another lock folder (another TMPDIR) may run on that uid now
+                if idle and not uid_processes(uid):
                     for path in paths:
                         remove_tree(path)
+
+
+def purge_uid(uid: int, dirs: list[str]) -> None:
+    """Remove what ``uid`` left in the shared temp directories ``dirs`` and its System V IPC
+    objects (the launcher does it after its run; this is for when it could not)."""
+    _launcher.purge_tmp(uid, dirs)
+    _launcher.purge_ipc(uid)
 
 
 def is_slot_uid(uid: int) -> bool:

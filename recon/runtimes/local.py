@@ -247,8 +247,14 @@ class LocalRuntime(Runtime):
                 sb.remove_tree(rd.root)
         finally:
             if uid is not None:
-                sb.kill_uid(uid)
-                sb.SlotPool.release(lock_fd)  # type: ignore[arg-type]
+                gone = sb.kill_uid(uid)
+                if self._mode == "supervise":
+                    # the launcher purges after its run, unless it was killed first (a run
+                    # whose processes would not stop outlasted the grace after SIGTERM)
+                    sb.purge_uid(uid, self._purge or [])
+                if gone:
+                    sb.SlotPool.release(lock_fd)  # type: ignore[arg-type]
+                # else the slot stays held for good: no later run may share a uid with survivors
             self._purge_idle()
 
 
