@@ -85,7 +85,7 @@ def test_stats_of_a_built_task(lidar_task: Path) -> None:
     s = task_stats(lidar_task, run=False)
     assert s["task"] == "recon/lidar_icp" and (s["n_public"], s["n_hidden"], s["probes"]) == (8, 4, 3)
     grader = json.loads((lidar_task / "tests" / "grader.json").read_text())
-    assert s["axes"] == len(grader["axes"]) == 8 and s["outputs"] == len(grader["outputs"]) == 21
+    assert s["axes"] == len(grader["axes"]) == 8 and s["outputs"] == len(grader["outputs"]) == 27
     assert s["instruction_words"] == len((lidar_task / "instruction.md").read_text().split()) > 200
     archive = lidar_task / "environment/app/observations/reference_outputs.tar.gz"
     with tarfile.open(archive) as tar:
