@@ -186,13 +186,6 @@ class SlotPool:
                         remove_tree(path)
 
 
-def purge_uid(uid: int, dirs: list[str]) -> None:
-    """Remove what ``uid`` left in the shared temp directories ``dirs`` and its System V IPC
-    objects (the launcher does it after its run; this is for when it could not)."""
-    _launcher.purge_tmp(uid, dirs)
-    _launcher.purge_ipc(uid)
-
-
 def is_slot_uid(uid: int) -> bool:
     return UID_BASE <= uid < UID_BASE + MAX_SLOTS
 

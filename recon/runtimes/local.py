@@ -86,6 +86,7 @@ class LocalRuntime(Runtime):
         self._landlock = False
         self._view_root: str | None = None
         self._purge: list[str] | None = None  # supervise: where a run's uid may leave files (scanned once)
+        self._purged_once = False             # supervise: leftovers of graders before us cleared
         if want:
             self._mode = "isolate" if namespaces is not False else "supervise"
             problem = _probe(self) if self._mode == "isolate" else "namespaces switched off"
@@ -206,7 +207,9 @@ class LocalRuntime(Runtime):
 
     def _run(self, workspace: Path, scenario: dict[str, Any], inputs: dict[str, Path], limits: Limits,
              *, app_dir: Path | None, argv: list[str]) -> RunResult:
-        self._purge_idle()
+        if not self._purged_once:   # after that, each run's own purge clears what runs before it left
+            self._purged_once = True
+            self._purge_idle()
         uid, lock_fd = self._pool.acquire() if self._pool is not None else (None, None)
         try:
             rd = sb.prepare_run(workspace, scenario, inputs, inputs_visible_at=None, app_dir=app_dir,
@@ -250,8 +253,9 @@ class LocalRuntime(Runtime):
                 gone = sb.kill_uid(uid)
                 if self._mode == "supervise":
                     # the launcher purges after its run, unless it was killed first (a run
-                    # whose processes would not stop outlasted the grace after SIGTERM)
-                    sb.purge_uid(uid, self._purge or [])
+                    # whose processes would not stop outlasted the grace after SIGTERM); its
+                    # temp files go with the idle uids' below, once the slot is released
+                    _launcher.purge_ipc(uid)
                 if gone:
                     sb.SlotPool.release(lock_fd)  # type: ignore[arg-type]
                 # else the slot stays held for good: no later run may share a uid with survivors
