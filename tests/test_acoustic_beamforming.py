@@ -1,5 +1,6 @@
-"""Tests of the built-in `acoustic_beamforming` oracle (v2: sweep measurement, ISO 3382
-octave-band parameters, NormMUSIC localisation) with the real pyroomacoustics."""
+"""Tests of the built-in `acoustic_beamforming` oracle (v3: sweep measurement, ISO 3382
+octave-band parameters, NormMUSIC localisation, a superdirective beam toward the
+estimate measured again) with the real pyroomacoustics."""
 from __future__ import annotations
 
 import csv
@@ -24,11 +25,12 @@ from recon.artifacts.acoustic_beamforming import (ARRAY_NAMES, FINISH_NAMES, ROO
 from recon.artifacts.acoustic_beamforming import reference as ref
 
 FIELDS = {"peak_to_noise_db", "inr_db", "edt_s", "t20_s", "t30_s", "c50_db", "c80_db", "d50", "drr_db", "azimuth_deg",
-          "spectrum_par_db"}
-BAND_FIELDS = ("inr_db", "edt_s", "t20_s", "t30_s", "c50_db", "c80_db")
+          "spectrum_par_db", "beam_inr_db", "beam_c50_db", "beam_drr_db"}
+BAND_FIELDS = ("inr_db", "edt_s", "t20_s", "t30_s", "c50_db", "c80_db", "beam_inr_db", "beam_c50_db")
+BEAM_FIELDS = ("beam_inr_db", "beam_c50_db", "beam_drr_db")
 SPECS = acoustic_beamforming.output_specs()
-EVIDENCE = {"geometry.json", "recording_mic0.wav", "rir_mic0.wav", "decay_curves.csv", "spatial_spectrum.csv",
-            "summary.json"}
+EVIDENCE = {"geometry.json", "recording_mic0.wav", "rir_mic0.wav", "rir_beam.wav", "decay_curves.csv",
+            "spatial_spectrum.csv", "summary.json"}
 
 
 def params(array: str = "circular8_10cm", *, finish: str = "office", order: int = 11, room: str = "medium",
@@ -55,7 +57,7 @@ def within_all(out: dict[str, Any], want: dict[str, Any]) -> dict[str, bool]:
 # ---------------------------------------------------------------------------------- declaration
 def test_declaration() -> None:
     o = acoustic_beamforming
-    assert o.name == "acoustic_beamforming" and o.version == "2.2.0"
+    assert o.name == "acoustic_beamforming" and o.version == "3.0.0"
     assert set(o.outputs) == FIELDS
     assert set(o.axes) == {"finish", "max_order", "microphone_array", "room_size", "seed", "snr_db",
                            "source_azimuth", "source_distance"}
@@ -64,7 +66,7 @@ def test_declaration() -> None:
     assert SPECS["azimuth_deg"] == {"kind": "angle", "tol": 0.3, "period": 360.0}
     assert all(SPECS[k]["kind"] == "sequence" for k in BAND_FIELDS)
     assert set(o.evidence) == EVIDENCE
-    assert len(o.stages) == 6
+    assert len(o.stages) == 7
     assert {b.name for b in o.baselines} == {"pra_defaults", "iso3382_textbook"}
     assert o.reference is not None and o.reference.name == "reference.py"
     # the private recipe names every scene value and every material it uses
@@ -75,7 +77,8 @@ def test_declaration() -> None:
             assert material in o.recipe
     # the public texts do not give the recipe away
     public = json.dumps(o.public())
-    for secret in ("NormMUSIC", "Farina", "Butterworth", "sosfilt", "Lundeby", "7000", "parabolic"):
+    for secret in ("NormMUSIC", "Farina", "Butterworth", "sosfilt", "Lundeby", "7000", "parabolic", "sinc",
+                   "loading", "diagonal", "-20 dB"):
         assert secret not in public
 
 
@@ -155,6 +158,16 @@ def test_evidence_files_describe_the_measurement(evidence_run: tuple[dict[str, A
     par = 10 * math.log10(spec[:, 1].max() / spec[:, 1].mean())
     assert abs(par - out["spectrum_par_db"]) < 0.01
     assert abs(out["azimuth_deg"] - loc["peak_grid_deg"]) <= 0.5
+
+    fs, hb = wavfile.read(ev / "rir_beam.wav")
+    assert fs == 16000 and hb.dtype == np.float32 and hb.shape == (16000,)
+    beam = summary["beam"]
+    assert int(np.argmax(np.abs(hb))) == beam["peak_sample"] and beam["onset_sample"] <= beam["peak_sample"]
+    assert len(beam["decay"]) == 7
+    for band, inr in zip(beam["decay"], out["beam_inr_db"]):
+        assert abs(band["peak_block_db"] - band["noise_db"] - inr) < 0.05
+    drr = 10 * math.log10(beam["direct_energy"] / beam["reverberant_energy"])
+    assert abs(drr - out["beam_drr_db"]) < 0.01
 
 
 def test_evidence_numbers_are_too_short_to_contain_a_hidden_value(
@@ -256,6 +269,34 @@ def test_peak_refinement_wraps_and_mirrors() -> None:
     assert k == 0 and -0.5 < off < 0.0         # wraps: the left neighbour is the last value
     k, off = ref.refine_peak(np.roll(v, -1), linear=True)
     assert k == 0 and off == 0.0               # mirrored at the end: symmetric, no shift
+
+
+def test_the_beam_passes_a_plane_wave_from_its_direction_unchanged() -> None:
+    offsets = ref.array_offsets("circular6_5cm")
+    rng = np.random.default_rng(3)
+    spectrum = np.fft.rfft(rng.standard_normal(4000))
+    spectrum[-1] = 0.0                      # no Nyquist component: a real shift of it is not real
+    source = np.fft.irfft(spectrum, 4000)
+    freqs = np.fft.rfftfreq(4000, 1 / 16000)
+    az = 123.4
+    advance = offsets.T @ np.array([math.cos(math.radians(az)), math.sin(math.radians(az))]) / 343.0
+    # each microphone hears the wave earlier than the centre by its advance (circular shifts)
+    signals = np.fft.irfft(np.fft.rfft(source)[None, :] * np.exp(2j * np.pi * freqs[None, :] * advance[:, None]),
+                           4000)
+    assert np.allclose(ref.steer_beam(signals, offsets, az), source, atol=1e-9)
+    # the same wave from elsewhere is not passed unchanged
+    assert not np.allclose(ref.steer_beam(signals, offsets, az + 90.0), source, atol=1e-3)
+
+
+def test_the_beam_trades_sensor_noise_at_low_frequencies_for_less_reverberation() -> None:
+    for p in TOLERANCE_SCENARIOS:
+        out = ref.solve({"parameters": p})
+        # a superdirective beam lets less of the diffuse (late) sound through ...
+        assert out["beam_drr_db"] > out["drr_db"] + 2.0
+        assert out["beam_c50_db"][3] > out["c50_db"][3]
+        # ... and amplifies the uncorrelated sensor noise where the array is small
+        # against the wavelength
+        assert out["beam_inr_db"][0] < out["inr_db"][0] - 3.0
 
 
 # ---------------------------------------------------------------------------------- determinism and edges
@@ -376,6 +417,57 @@ def test_tolerances_admit_independent_implementations(truths: list[dict[str, Any
         assert abs(own["spectrum_par_db"] - want["spectrum_par_db"]) < 1e-4
         # the other common reading of the octave-band centres (base 10) stays within tolerance
         assert all(within_all(with_patch(p, BAND_CENTRES=base10), want).values())
+
+
+def own_superdirective(signals: np.ndarray, offsets: np.ndarray, azimuth_deg: float) -> np.ndarray:
+    """The steered beam written out another way: the spherical Bessel function for the
+    diffuse coherence, an explicit inverse, a DFT zero-padded to twice the length."""
+    from scipy.special import spherical_jn
+
+    n = signals.shape[1]
+    freqs = np.fft.rfftfreq(2 * n, 1 / 16000)
+    u = np.array([math.cos(math.radians(azimuth_deg)), math.sin(math.radians(azimuth_deg))])
+    d = np.exp(2j * np.pi * freqs[:, None] * (offsets.T @ u)[None, :] / 343.0)
+    r = np.linalg.norm(offsets.T[:, None, :] - offsets.T[None, :, :], axis=2)
+    inv = np.linalg.inv(spherical_jn(0, 2 * np.pi * freqs[:, None, None] * r[None] / 343.0)
+                        + 0.01 * np.eye(offsets.shape[1]))
+    num = np.einsum("fmn,fn->fm", inv, d)
+    w = num / np.einsum("fm,fm->f", d.conj(), num)[:, None]
+    y = np.einsum("fm,mf->f", w.conj(), np.fft.rfft(signals, 2 * n, axis=1))
+    return np.fft.irfft(y, 2 * n)[:n]
+
+
+def test_tolerances_admit_an_independent_beam(truths: list[dict[str, Any]]) -> None:
+    for p, want in zip(TOLERANCE_SCENARIOS, truths):
+        own = with_patch(p, steer_beam=own_superdirective)
+        for k in BEAM_FIELDS:
+            assert np.allclose(own[k], want[k], atol=1e-3), k
+
+
+def test_tolerances_reject_other_beams(truths: list[dict[str, Any]]) -> None:
+    from scipy.special import j0
+
+    def delay_and_sum(offsets: np.ndarray, freqs: np.ndarray, azimuth_deg: float) -> np.ndarray:
+        u = np.array([math.cos(math.radians(azimuth_deg)), math.sin(math.radians(azimuth_deg))])
+        return np.exp(2j * np.pi * freqs[:, None] * (offsets.T @ u)[None, :] / 343.0) / offsets.shape[1]
+
+    def cylindrical(offsets: np.ndarray, freqs: np.ndarray) -> np.ndarray:
+        r = np.linalg.norm(offsets[:, :, None] - offsets[:, None, :], axis=0)
+        return j0(2 * np.pi * freqs[:, None, None] * r[None] / 343.0)
+
+    wrong = {
+        "loading 0.02": ({"BEAM_LOADING": 0.02}, ("beam_inr_db", "beam_c50_db")),
+        "loading 0.005": ({"BEAM_LOADING": 0.005}, ("beam_inr_db", "beam_c50_db")),
+        "delay and sum": ({"beam_weights": delay_and_sum}, BEAM_FIELDS),
+        "cylindrical diffuse field": ({"diffuse_coherence": cylindrical}, BEAM_FIELDS),
+    }
+    for label, (patch, fields) in wrong.items():
+        failed = set()
+        for p, want in zip(TOLERANCE_SCENARIOS, truths):
+            ok = within_all(with_patch(p, **patch), want)
+            failed |= {k for k in BEAM_FIELDS if not ok[k]}
+            assert all(ok[k] for k in SPECS if k not in BEAM_FIELDS), label  # the earlier stages stand
+        assert failed == set(fields), (label, failed)
 
 
 def plain_schroeder(x: np.ndarray) -> ref.Decay:

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
+import random
 import subprocess
 import sys
 from collections import Counter
@@ -18,7 +20,8 @@ from recon.artifacts.chem_smarts import CASES, chem_smarts
 from recon.artifacts.chem_smarts import reference as ref
 
 FIELDS = {"products", "n_products", "selected", "phase", "n_species", "crude_pct", "yield_pct", "purity_pct", "mw",
-          "logp", "tpsa", "hba", "hbd", "qed", "fp_on", "charge"}
+          "logp", "tpsa", "hba", "hbd", "qed", "fp_on", "charge", "isolated_pct", "isolated_purity_pct", "kept_pct"}
+ISOLATION = ("isolated_pct", "isolated_purity_pct", "kept_pct")
 DESCRIPTORS = {"yield_pct", "purity_pct", "mw", "logp", "tpsa", "hba", "hbd", "qed", "fp_on", "charge"}
 NAMES = {name: smi for smi, name in ref.REACTANTS.items()}
 
@@ -50,8 +53,8 @@ def crude(case_: str, **kw) -> dict[str, float]:
 
 
 def test_declaration_matches_reference() -> None:
-    assert chem_smarts.name == "chem_smarts" and chem_smarts.version == "3.1.0"
-    assert set(chem_smarts.outputs) == FIELDS and 10 <= len(FIELDS) <= 17
+    assert chem_smarts.name == "chem_smarts" and chem_smarts.version == "4.0.0"
+    assert set(chem_smarts.outputs) == FIELDS and 10 <= len(FIELDS) <= 20
     assert len(chem_smarts.stages) >= 5
     routes = Counter()
     for value in CASES:
@@ -273,6 +276,93 @@ def test_tolerances_admit_independent_descriptors_and_reject_wrong_ones() -> Non
     assert compare.within(sp["products"], other, out["products"])
     flat = [Chem.MolToSmiles(Chem.MolFromSmiles(s), isomericSmiles=False) for s in out["products"]]
     assert not compare.within(sp["products"], flat, out["products"])
+
+
+def sample_scenarios(n: int, seed: int) -> list[dict]:
+    rng = random.Random(seed)
+    return [params(rng.choice(CASES), temperature=rng.choice([0, 25, 80]), equivalents=rng.randint(1, 3),
+                   ph=rng.choice([1.0, 4.0, 7.0, 10.0, 13.0]), stereo=rng.choice(["keep", "strip", "enumerate"]),
+                   cap=rng.randint(1, 4), radius=rng.randint(1, 3)) for _ in range(n)]
+
+
+def test_isolation_distributes_by_the_distribution_coefficient() -> None:
+    # a permanent charge never enters the solvent; a molecule without ionisable groups
+    # distributes by its partition coefficient; an acid at its pKa is half neutral
+    assert ref.distribution(CARNITINE, 7.0) == 0.0
+    toluene = "Cc1ccccc1"
+    assert ref.distribution(toluene, 1.0) == pytest.approx(10 ** Crippen.MolLogP(Chem.MolFromSmiles(toluene)))
+    benzoic = "O=C(O)c1ccccc1"
+    pka = next(g[2] for g in ref.ACID_GROUPS if g[0] == "carboxylic acid")
+    assert ref.distribution(benzoic, pka) == pytest.approx(0.5 * 10 ** Crippen.MolLogP(Chem.MolFromSmiles(benzoic)))
+    # two sites ionise independently: an amino acid is least extractable between its pKa values
+    tyrosine = [ref.distribution(TYROSINE, ph) for ph in (1.0, 7.0, 13.0)]
+    assert tyrosine[1] > tyrosine[0] and tyrosine[1] > tyrosine[2]
+    # what the kept phase holds is never more than the crude had
+    for p in sample_scenarios(12, 5):
+        out = ref.solve({"parameters": p})
+        assert 0.0 <= out["isolated_pct"] <= out["yield_pct"] + 1e-9
+        assert 0.0 <= out["kept_pct"] <= out["crude_pct"] + 1e-9
+        if out["phase"] == "none":
+            assert out["isolated_pct"] == out["isolated_purity_pct"] == out["kept_pct"] == 0.0
+
+
+def own_isolation(t: dict, ph: float) -> dict[str, float]:
+    """The isolation written another way: log D summed in log space, the water's share
+    after three extractions from log1p."""
+    w = t["workup"]
+    if w.phase == "none":
+        return {}
+    kept = {}
+    for smiles, amount in w.crude.items():
+        mol = Chem.MolFromSmiles(smiles)
+        sites = ref.ionisable_sites(mol)
+        if ref.fixed_charges(mol, sites)[1]:
+            in_water = 1.0
+        else:
+            log_d = Crippen.MolLogP(mol) - sum(math.log10(1 + 10 ** (ph - pka if sign < 0 else pka - ph))
+                                               for sign, pka in sites.values())
+            in_water = math.exp(-3 * math.log1p(10 ** log_d))
+        kept[smiles] = float(amount) * (in_water if w.phase == "aqueous" else 1 - in_water)
+    return kept
+
+
+def test_tolerances_admit_another_isolation_and_reject_other_rules() -> None:
+    sp = chem_smarts.output_specs()
+    scenarios = sample_scenarios(40, 3)
+    traces = [ref.trace(p) for p in scenarios]
+    truths = [ref.outputs(t, p) for t, p in zip(traces, scenarios)]
+
+    def outputs_with(isolation) -> list[dict]:
+        return [ref.outputs({**t, "isolated": isolation(t, float(p["workup_ph"]))}, p)
+                for t, p in zip(traces, scenarios)]
+
+    def failing(isolation) -> set[str]:
+        return {k for got, want in zip(outputs_with(isolation), truths) for k in ISOLATION
+                if not compare.within(sp[k], got[k], want[k])}
+
+    assert failing(own_isolation) == set()
+
+    def patched(**patch):
+        def isolation(t: dict, ph: float) -> dict[str, float]:
+            saved = {k: getattr(ref, k) for k in patch}
+            try:
+                for k, v in patch.items():
+                    setattr(ref, k, v)
+                return ref.isolate(t["workup"], ph)
+            finally:
+                for k, v in saved.items():
+                    setattr(ref, k, v)
+        return isolation
+
+    def dominant_form(smiles: str, ph: float) -> float:
+        mol = Chem.MolFromSmiles(smiles)
+        return 0.0 if ref.ionisation(mol, ph)[1] else 10 ** Crippen.MolLogP(mol)
+
+    acids = [(n, sm, pka + 0.5 if n == "carboxylic acid" else pka, i) for n, sm, pka, i in ref.ACID_GROUPS]
+    assert failing(patched(EXTRACTIONS=2)) == set(ISOLATION)
+    assert failing(patched(VOLUME_RATIO=2.0)) == set(ISOLATION)
+    assert failing(patched(distribution=dominant_form)) == set(ISOLATION)
+    assert failing(patched(ACID_GROUPS=acids)) >= {"kept_pct"}
 
 
 @pytest.fixture(scope="module")

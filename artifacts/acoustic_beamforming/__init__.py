@@ -36,6 +36,8 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
 
     wavfile.write(str(evidence / "recording_mic0.wav"), ref.FS, np.asarray(details["recording"], dtype=np.float32))
     wavfile.write(str(evidence / "rir_mic0.wav"), ref.FS, np.asarray(details["ir"], dtype=np.float32))
+    beam = details["beam"]
+    wavfile.write(str(evidence / "rir_beam.wav"), ref.FS, np.asarray(beam.ir, dtype=np.float32))
 
     coeffs = {name: entry["coeffs"] for group in materials_data["absorption"].values() for name, entry in group.items()}
     walls = ref.FINISHES[params["finish"]]
@@ -100,13 +102,21 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
             "grid_points": int(loc["grid"].shape[0]),
             "peak_grid_deg": loc["peak_grid"],
         },
+        "beam": {
+            "onset_sample": int(beam.onset),
+            "peak_sample": int(beam.peak),
+            "direct_energy": _round(beam.direct),
+            "reverberant_energy": _round(beam.reverberant),
+            "decay": [band_entry(label, d) for label, d in zip(BAND_LABELS, beam.bands)]
+            + [band_entry("broadband", beam.broadband)],
+        },
     }
     (evidence / "summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
 @oracle(
     name="acoustic_beamforming",
-    version="2.2.0",
+    version="3.0.0",
     title="Room-acoustics measurement and source localisation",
     domain="acoustics / signals",
     toolkit=["pyroomacoustics", "numpy", "scipy"],
@@ -117,7 +127,13 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
         "acoustics engineer measures the room impulse response and reports the usual "
         "ISO 3382 room-acoustic parameters per octave band (decay times, clarity) and the "
         "direct-to-reverberant balance; from the whole array's recordings they estimate "
-        "the direction of the loudspeaker. The question: what are those measured "
+        "the direction of the loudspeaker. Then they steer the array at the direction they "
+        "estimated: a superdirective beam (distortionless toward a plane wave from that "
+        "direction at the array centre, minimising what a diffuse, reverberant sound field "
+        "puts through, its design regularised against the sensor noise), applied to the "
+        "whole recordings, whose output they measure like microphone 0's recording: how "
+        "far the beam lifts the response over the noise per octave band, its clarity C50 "
+        "per band and its direct-to-reverberant ratio. The question: what are those measured "
         "parameters and that direction for a given room, array, source position and "
         "noise level? The measurement set-up is fixed and known: everything runs at 16 kHz; "
         "the test signal is a 1 s exponential (logarithmic) sine sweep from 50 Hz to 7 kHz at "
@@ -156,14 +172,28 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
         "azimuth_deg": Angle(tol=0.3, doc="estimated direction of the loudspeaker, degrees counter-clockwise "
                                           "from +x"),
         "spectrum_par_db": Number(abs=0.1, doc="peak-to-average ratio of the localisation's spatial spectrum, dB"),
+        "beam_inr_db": SequenceOf(Number(abs=0.5), doc="impulse-response-to-noise ratio per octave band (125..4000 Hz) "
+                                                        "of the steered beam's measured impulse response, dB"),
+        "beam_c50_db": SequenceOf(Number(abs=0.3), doc="clarity C50 per octave band (125..4000 Hz) of the steered "
+                                                        "beam's measured impulse response, dB"),
+        "beam_drr_db": Number(abs=0.3, doc="direct-to-reverberant energy ratio of the steered beam's broadband "
+                                           "impulse response, dB"),
     },
     stages=["excitation and noisy recording", "sweep deconvolution", "octave-band filtering",
-            "noise-compensated decay analysis", "ISO 3382 parameters", "subspace direction finding"],
+            "noise-compensated decay analysis", "ISO 3382 parameters", "subspace direction finding",
+            "superdirective beam toward the estimate"],
     reference="reference.py",
     evidence_level="outputs",
     # what each output is computed from: a band's decay parameters come from its
     # noise-compensated decay curve, whose noise floor and peak the band's INR reports
-    upstream={name: ["inr_db"] for name in ("edt_s", "t20_s", "t30_s", "c50_db", "c80_db")},
+    upstream={
+        **{name: ["inr_db"] for name in ("edt_s", "t20_s", "t30_s", "c50_db", "c80_db")},
+        # the beam is steered at the estimated azimuth; its C50 comes from its decay,
+        # whose noise floor and peak the beam's INR reports
+        "beam_inr_db": ["azimuth_deg"],
+        "beam_c50_db": ["azimuth_deg", "beam_inr_db"],
+        "beam_drr_db": ["azimuth_deg"],
+    },
     evidence={
         "geometry.json": Evidence("the scene: fs (Hz), speed_of_sound (m/s), room_dim [Lx, Ly, Lz] (one corner at the "
                          "origin), finish, walls (west x=0, east x=Lx, south y=0, north y=Ly, floor, ceiling: "
@@ -174,6 +204,8 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
                               "WAV, 16000 Hz, 32-bit float, sample 0 = the instant the loudspeaker starts", reveals="trace"),
         "rir_mic0.wav": Evidence("the impulse response measured from that recording, mono WAV, 16000 Hz, 32-bit float, "
                         "sample 0 = emission time", reveals="trace"),
+        "rir_beam.wav": Evidence("the impulse response measured from the steered beam's output, mono WAV, 16000 Hz, "
+                        "32-bit float, sample 0 = emission time", reveals="trace"),
         "decay_curves.csv": Evidence("energy decay curves in dB re their start (2 decimals, floored at -99.99), every 2 ms "
                             "from the response's onset (time_ms), one column per octave band and one for the "
                             "broadband response", reveals="trace"),
@@ -184,7 +216,8 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
                         "direct_energy, reverberant_energy), decay (per band and broadband: peak_block_db and "
                         "noise_db in dB of energy per sample, fit_start_ms, fit_end_ms and decay_db_per_s of the "
                         "fitted decay line, truncation_ms, tail_energy_db re the curve's start) and localisation "
-                        "(frames, frequency_bins, grid_points, peak_grid_deg)", reveals="summary"),
+                        "(frames, frequency_bins, grid_points, peak_grid_deg) and beam (the steered beam's response: onset_sample, "
+                        "peak_sample, direct_energy, reverberant_energy and its decay entries as above)", reveals="summary"),
     },
 )
 def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, Any]:
@@ -304,6 +337,24 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
       (circular) or clamped to [0, 180] (linear).
     - spectrum_par_db = 10 log10(max V / mean V) over the grid.
 
+    Stage 7, the steered beam (a superdirective beamformer toward the estimate):
+    - the steering direction is the reported azimuth (the interpolated one, stage 6);
+      a plane wave from there reaches mic m earlier than the array centre by
+      tau_m = (x_m cos az + y_m sin az) / c (offsets from the centre); at frequency f
+      the steering vector is d_m = exp(+2 pi i f tau_m).
+    - diffuse-field coherence (spherically isotropic): G_mn(f) = sin(k r_mn) / (k r_mn)
+      with k = 2 pi f / c and r_mn the distance between mics m and n (numpy.sinc(2 f
+      r_mn / c); 1 on the diagonal); diagonal loading mu = 0.01 (-20 dB):
+      w(f) = (G + mu I)^-1 d / (d^H (G + mu I)^-1 d) (MVDR against that field,
+      distortionless toward the estimate).
+    - applied to the whole noisy recordings in the frequency domain: X_m =
+      numpy.fft.rfft(recording_m) (N_rec = 32000 points, frequencies k fs / N_rec),
+      Y = sum_m conj(w_m) X_m, beam = numpy.fft.irfft(Y, N_rec).
+    - the beam's output is measured exactly like mic 0's recording (stages 2 to 5 on
+      the beam instead of recording_mic0, with the beam response's own onset, noise
+      floor, peak and decay): beam_inr_db per band (stage 4's inr), beam_c50_db per band
+      and beam_drr_db (stage 5's C50 and DRR).
+
     Evidence (public scenarios): geometry.json, recording_mic0.wav (the noisy mic-0
     recording), rir_mic0.wav (h), decay_curves.csv (D for each band and the broadband
     response, every 32 samples from the onset), spatial_spectrum.csv (grid and V), and
@@ -311,7 +362,9 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
     energies of the DRR; per band and for the broadband response peak_block_db = max E,
     noise_db = NF, fit_start_ms / fit_end_ms = 1000 k0 B / fs and 1000 k1 B / fs,
     decay_db_per_s = b, truncation_ms = 1000 c / fs, tail_energy_db = 10 log10(T /
-    EDC[0]) (null when T = 0); the STFT frame and bin counts, the grid size and grid[g]).
+    EDC[0]) (null when T = 0); the STFT frame and bin counts, the grid size and grid[g];
+    the beam's onset, peak, direct and reverberant energies and decay entries), and
+    rir_beam.wav (the beam's measured impulse response).
 
     Tolerances, and why (the pipeline is deterministic, so a faithful transcription
     agrees to the printed digits; each tolerance is several times what equivalent
@@ -346,6 +399,17 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
       choice: in a live room the array may even favour a reflection).
     - spectrum_par_db: 0.1 dB. Equivalent implementations agree to 1e-9; every change of
       method, frame, window or band above moves it by more in 57-100 % of scenarios.
+    - beam_inr_db: 0.5 dB per band; beam_c50_db: 0.3 dB per band; beam_drr_db: 0.3 dB
+      (measured on 40 generated scenarios). Zero-padding the DFT to twice the length
+      moves them by < 1e-3 dB; steering at the grid peak instead of the interpolated
+      azimuth, or at an azimuth off by its own tolerance (0.3 degrees), moves the INR by
+      < 0.25 dB and the DRR by < 0.15 dB, C50 by < 0.3 dB except in one band of ~2 % of
+      scenarios (a band whose decay meets the noise within 50 ms, where C50 is large and
+      steep). Other loadings (mu 0.005 or 0.02) fail the INR in every scenario and C50 in
+      60-70 % (the DRR stays within 0.26 dB); mu = 0.1 or a cylindrical (J0) coherence
+      fail the INR always and C50 and the DRR in 50-100 %; a delay-and-sum beam fails
+      everything in > 90 %; steering at the true direction instead of the estimate fails
+      each field in 22-28 % (the estimate can favour a reflection).
     """
     from . import reference
 

@@ -1,4 +1,4 @@
-"""Reference solution for the ``acoustic_beamforming`` recon task (version 2).
+"""Reference solution for the ``acoustic_beamforming`` recon task (version 3).
 
 A furnished shoebox room (per-wall, frequency-dependent materials from the
 pyroomacoustics database, air absorption) is simulated with the pyroomacoustics
@@ -26,7 +26,13 @@ a room-acoustics engineer's measurement chain:
 6. localisation: Hann-windowed STFT (512 samples, hop 256) of all microphones, bins
    300..3500 Hz, MUSIC with per-frequency normalisation (pyroomacoustics
    ``NormMUSIC``) on a 1-degree azimuth grid, parabolic interpolation of the peak; a
-   linear array searches the upper half plane only (0..180 degrees).
+   linear array searches the upper half plane only (0..180 degrees);
+7. the steered beam: a superdirective beam (MVDR against a spherically isotropic,
+   i.e. diffuse, sound field, with diagonal loading against sensor noise) toward the
+   estimated azimuth, distortionless for a plane wave from there at the array centre,
+   applied to the whole recordings in the frequency domain; the beam's output is then
+   measured like microphone 0's recording (stages 2 to 5): per-band INR and C50 and
+   the broadband DRR of the beam.
 
 Reads one scenario JSON object on stdin, prints the output JSON object on stdout.
 Standalone: imports only the standard library, numpy, scipy and pyroomacoustics.
@@ -80,6 +86,9 @@ DIRECT_AFTER = 40          # ... to 2.5 ms after it (inclusive)
 NFFT = 512
 HOP = 256
 DOA_BAND = (300.0, 3500.0)
+
+# The steered beam.
+BEAM_LOADING = 0.01        # diagonal loading of the diffuse-field coherence matrix (-20 dB)
 
 ROOM_SIZES = {
     "small": (4.0, 3.5, 2.7),
@@ -385,6 +394,67 @@ def localise(signals: np.ndarray, offsets: np.ndarray, array_name: str) -> dict[
     }
 
 
+# --------------------------------------------------------------------------- stage 7: the steered beam
+def diffuse_coherence(offsets: np.ndarray, freqs: np.ndarray) -> np.ndarray:
+    """Coherence of a spherically isotropic sound field between every pair of
+    microphones, sin(k d) / (k d), shape (F, M, M)."""
+    dist = np.linalg.norm(offsets[:, :, None] - offsets[:, None, :], axis=0)
+    return np.sinc(2.0 * freqs[:, None, None] * dist[None, :, :] / C)
+
+
+def beam_weights(offsets: np.ndarray, freqs: np.ndarray, azimuth_deg: float) -> np.ndarray:
+    """Superdirective (diffuse-field MVDR) weights toward a plane wave from
+    ``azimuth_deg``, distortionless at the array centre, shape (F, M):
+    w = (G + mu I)^-1 d / (d^H (G + mu I)^-1 d)."""
+    az = math.radians(azimuth_deg)
+    advance = (offsets[0] * math.cos(az) + offsets[1] * math.sin(az)) / C
+    steer = np.exp(2j * math.pi * freqs[:, None] * advance[None, :])
+    loaded = diffuse_coherence(offsets, freqs) + BEAM_LOADING * np.eye(offsets.shape[1])[None, :, :]
+    a = np.linalg.solve(loaded, steer[:, :, None])[:, :, 0]
+    return a / np.einsum("fm,fm->f", steer.conj(), a)[:, None]
+
+
+def steer_beam(signals: np.ndarray, offsets: np.ndarray, azimuth_deg: float) -> np.ndarray:
+    """The beam's output: every recording's DFT (its own length) weighted and summed,
+    y = irfft(sum_m conj(w_m) X_m)."""
+    n = signals.shape[1]
+    spectra = np.fft.rfft(signals, axis=1)
+    weights = beam_weights(offsets, np.fft.rfftfreq(n, 1.0 / FS), azimuth_deg)
+    return np.fft.irfft(np.einsum("fm,mf->f", weights.conj(), spectra), n)
+
+
+# --------------------------------------------------------------------------- stages 2 to 5 on one recording
+@dataclass
+class Measurement:
+    ir: np.ndarray
+    peak_to_noise: float
+    onset: int
+    bands: list[Decay]
+    broadband: Decay
+    per_band: list[dict[str, float]]
+    drr: float
+    peak: int
+    direct: float
+    reverberant: float
+
+    def inr(self) -> list[float]:
+        return [d.peak_block_db - 10.0 * math.log10(d.noise) for d in self.bands]
+
+
+def measure(recording: np.ndarray, excitation: np.ndarray) -> Measurement:
+    """Stages 2 to 5 on one recorded signal: its impulse response, the octave bands'
+    noise-compensated decays and their parameters, the broadband DRR."""
+    h = measure_ir(recording, excitation)
+    tail = h[h.shape[0] - h.shape[0] // NOISE_TAIL_DIVISOR:]
+    peak_to_noise = 10.0 * math.log10(float(np.max(h * h)) / float(np.mean(tail * tail)))
+    onset = onset_index(h)
+    bands = [decay_analysis(signal.sosfilt(sos, h)[onset:]) for sos in band_filters()]
+    broadband = decay_analysis(h[onset:])
+    drr, peak, direct, reverberant = direct_to_reverberant(h, onset, broadband)
+    return Measurement(h, peak_to_noise, onset, bands, broadband, [band_parameters(d) for d in bands],
+                       drr, peak, direct, reverberant)
+
+
 # --------------------------------------------------------------------------- the pipeline
 def _sig(x: float, digits: int = 6) -> float:
     return float(f"{float(x):.{digits}g}")
@@ -399,31 +469,27 @@ def run(params: dict) -> tuple[dict, dict]:
     excitation = sweep()
     signals, sigma, power = record(rirs, excitation, float(params["snr_db"]), int(params["seed"]))
 
-    h = measure_ir(signals[0], excitation)
-    tail = h[h.shape[0] - h.shape[0] // NOISE_TAIL_DIVISOR:]
-    peak_to_noise = 10.0 * math.log10(float(np.max(h * h)) / float(np.mean(tail * tail)))
-
-    onset = onset_index(h)
-    band_decays = [decay_analysis(signal.sosfilt(sos, h)[onset:]) for sos in band_filters()]
-    broadband = decay_analysis(h[onset:])
-    per_band = [band_parameters(d) for d in band_decays]
-    d50 = float((broadband.edc[0] - broadband.edc[C50_SAMPLES]) / broadband.edc[0])
-    drr, peak, direct, reverberant = direct_to_reverberant(h, onset, broadband)
+    mic0 = measure(signals[0], excitation)
+    d50 = float((mic0.broadband.edc[0] - mic0.broadband.edc[C50_SAMPLES]) / mic0.broadband.edc[0])
 
     loc = localise(signals, geo["offsets"], params["microphone_array"])
+    beam = measure(steer_beam(signals, geo["offsets"], loc["azimuth"]), excitation)
 
     outputs = {
-        "peak_to_noise_db": _sig(peak_to_noise),
-        "inr_db": [_sig(d.peak_block_db - 10.0 * math.log10(d.noise)) for d in band_decays],
-        "edt_s": [_sig(b["edt"]) for b in per_band],
-        "t20_s": [_sig(b["t20"]) for b in per_band],
-        "t30_s": [_sig(b["t30"]) for b in per_band],
-        "c50_db": [_sig(b["c50"]) for b in per_band],
-        "c80_db": [_sig(b["c80"]) for b in per_band],
+        "peak_to_noise_db": _sig(mic0.peak_to_noise),
+        "inr_db": [_sig(v) for v in mic0.inr()],
+        "edt_s": [_sig(b["edt"]) for b in mic0.per_band],
+        "t20_s": [_sig(b["t20"]) for b in mic0.per_band],
+        "t30_s": [_sig(b["t30"]) for b in mic0.per_band],
+        "c50_db": [_sig(b["c50"]) for b in mic0.per_band],
+        "c80_db": [_sig(b["c80"]) for b in mic0.per_band],
         "d50": _sig(d50),
-        "drr_db": _sig(drr),
+        "drr_db": _sig(mic0.drr),
         "azimuth_deg": _sig(loc["azimuth"]) % 360.0,  # 359.9999997 rounds to 360, reported as 0
         "spectrum_par_db": _sig(loc["par_db"]),
+        "beam_inr_db": [_sig(v) for v in beam.inr()],
+        "beam_c50_db": [_sig(b["c50"]) for b in beam.per_band],
+        "beam_drr_db": _sig(beam.drr),
     }
     details = {
         **geo,
@@ -432,14 +498,15 @@ def run(params: dict) -> tuple[dict, dict]:
         "recording": signals[0],
         "sigma": sigma,
         "power": power,
-        "ir": h,
-        "onset": onset,
-        "peak": peak,
-        "direct": direct,
-        "reverberant": reverberant,
-        "bands": band_decays,
-        "broadband": broadband,
+        "ir": mic0.ir,
+        "onset": mic0.onset,
+        "peak": mic0.peak,
+        "direct": mic0.direct,
+        "reverberant": mic0.reverberant,
+        "bands": mic0.bands,
+        "broadband": mic0.broadband,
         "localisation": loc,
+        "beam": beam,
     }
     return outputs, details
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reference solution for the `chem_smarts` recon task (version 3).
+"""Reference solution for the `chem_smarts` recon task (version 4).
 
 Reads one scenario JSON object on stdin and prints the output JSON object on stdout.
 Standalone: imports only the standard library and RDKit.
@@ -14,7 +14,12 @@ kept / stripped / enumerated), ranked by yield and capped -> work-up: the final 
 mixture is partitioned between water at the work-up pH and an organic solvent by each
 molecule's ionisation (group pKa rules) and polarity, and the phase holding more product
 is kept -> the best products of that phase, their yield and purity, and descriptors of
-the top one.
+the top one -> isolation: the crude is taken up in the buffered water and extracted three
+times with an equal volume of solvent (or, when the water is kept, washed three times),
+every molecule distributing by its distribution coefficient at the pH (the neutral
+form's Crippen partition coefficient times the neutral share, every ionisable group
+ionising independently by its pKa); how much of the top product the kept phase then
+holds, how pure, and how much material.
 """
 from __future__ import annotations
 
@@ -256,6 +261,12 @@ BASE_GROUPS = [
 ]
 AQUEOUS_LOGP = 0.0
 
+# Isolation: the crude in buffered water is extracted EXTRACTIONS times, each time with
+# VOLUME_RATIO volumes of solvent per volume of water (the water is washed as often when
+# it is the kept phase).
+EXTRACTIONS = 3
+VOLUME_RATIO = 1.0
+
 _TAUTOMERS: list[Any] = []
 
 
@@ -492,21 +503,34 @@ def _pattern(smarts: str) -> Any:
     return _PATTERNS[smarts]
 
 
-def ionisation(mol: Chem.Mol, ph: float) -> tuple[int, int]:
-    """(net charge, ionised groups) of the molecule's dominant form at the pH."""
-    sites: dict[int, int] = {}
+def ionisable_sites(mol: Chem.Mol) -> dict[int, tuple[int, float]]:
+    """Site atom -> (charge when ionised: -1 for an acid, +1 for a base, its pKa); acid
+    groups first, then base groups in order, each atom taking the first group it matches."""
+    sites: dict[int, tuple[int, float]] = {}
     for _name, smarts, pka, idx in ACID_GROUPS:
         for match in mol.GetSubstructMatches(_pattern(smarts)):
-            if match[idx] not in sites:
-                sites[match[idx]] = -1 if ph > pka else 0
+            sites.setdefault(match[idx], (-1, pka))
     for _name, smarts, pka in BASE_GROUPS:
         for (i,) in mol.GetSubstructMatches(_pattern(smarts)):
-            if i not in sites:
-                sites[i] = 1 if ph < pka else 0
+            sites.setdefault(i, (1, pka))
+    return sites
+
+
+def fixed_charges(mol: Chem.Mol, sites: dict[int, tuple[int, float]]) -> tuple[int, int]:
+    """(sum, count) of the formal charges outside the ionisable sites, a charge cancelled
+    by an opposite one on a neighbour (nitro) not counted."""
     rest = sum(a.GetFormalCharge() for a in mol.GetAtoms() if a.GetIdx() not in sites)
     fixed = sum(1 for a in mol.GetAtoms() if a.GetIdx() not in sites and a.GetFormalCharge() != 0
                 and not _neutral_pair(a))
-    return rest + sum(sites.values()), fixed + sum(1 for v in sites.values() if v)
+    return rest, fixed
+
+
+def ionisation(mol: Chem.Mol, ph: float) -> tuple[int, int]:
+    """(net charge, ionised groups) of the molecule's dominant form at the pH."""
+    sites = ionisable_sites(mol)
+    state = [sign if (ph > pka if sign < 0 else ph < pka) else 0 for sign, pka in sites.values()]
+    rest, fixed = fixed_charges(mol, sites)
+    return rest + sum(state), fixed + sum(1 for v in state if v)
 
 
 def _neutral_pair(atom: Chem.Atom) -> bool:
@@ -577,6 +601,35 @@ EMPTY_DESCRIPTORS: dict[str, Any] = {"mw": 0.0, "logp": 0.0, "tpsa": 0.0, "hba":
 
 
 # ---------------------------------------------------------------------------------------
+# Stage 6: isolation by extraction
+def distribution(smiles: str, ph: float) -> float:
+    """Distribution coefficient D between the solvent and water at the pH: the neutral
+    form's partition coefficient 10^(Crippen logP) times the neutral share, every
+    ionisable group independently by its pKa (Henderson-Hasselbalch); 0 for a molecule
+    with a permanent charge."""
+    mol = Chem.MolFromSmiles(smiles)
+    sites = ionisable_sites(mol)
+    if fixed_charges(mol, sites)[1]:
+        return 0.0
+    neutral = 1.0
+    for sign, pka in sites.values():
+        neutral /= 1.0 + 10.0 ** (-sign * (ph - pka))
+    return 10.0 ** Crippen.MolLogP(mol) * neutral
+
+
+def isolate(w: Workup, ph: float) -> dict[str, float]:
+    """Amount of every crude molecule (per cent of the starting compound) in the kept
+    phase after the extractions; empty when no phase is kept."""
+    if w.phase == "none":
+        return {}
+    kept = {}
+    for smiles, amount in w.crude.items():
+        in_water = (1.0 / (1.0 + VOLUME_RATIO * distribution(smiles, ph))) ** EXTRACTIONS
+        kept[smiles] = float(amount) * (in_water if w.phase == "aqueous" else 1.0 - in_water)
+    return kept
+
+
+# ---------------------------------------------------------------------------------------
 def parse_case(case: str) -> tuple[str, str]:
     """'ROUTE: RECORD' -> (route, record SMILES)."""
     route, record = case.split(": ", 1)
@@ -601,8 +654,9 @@ def trace(p: dict[str, Any]) -> dict[str, Any]:
         steps.append(step)
         current = [(s, step.pool[s]) for s in step.kept]
     crude = dict(current)
-    return {"route": route, "record": record, "standardisation": std, "steps": steps,
-            "workup": work_up(crude, parent, float(p["workup_ph"]), cap)}
+    workup = work_up(crude, parent, float(p["workup_ph"]), cap)
+    return {"route": route, "record": record, "standardisation": std, "steps": steps, "workup": workup,
+            "isolated": isolate(workup, float(p["workup_ph"]))}
 
 
 def outputs(t: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
@@ -620,6 +674,12 @@ def outputs(t: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
     }
     out.update(describe(w.selected, int(p["fingerprint_radius"]), float(p["workup_ph"])) if w.selected
                else EMPTY_DESCRIPTORS)
+    kept = t["isolated"]
+    total = float(sum(kept.values()))
+    isolated = kept[w.selected] if w.selected else 0.0
+    out["isolated_pct"] = round(isolated, 6)
+    out["isolated_purity_pct"] = round(100.0 * isolated / total, 6) if total > 0 else 0.0
+    out["kept_pct"] = round(total, 6)
     return out
 
 

@@ -5,7 +5,8 @@ geometry: simulate the room, play the library's exponential sweep through it wit
 library's own noise model, deconvolve with the library's deconvolution for the noisy
 measurement, and read the room-acoustic parameters off the simulated impulse response
 with the library's octave filter bank and RT60 routine; localise with the library's
-SRP-PHAT on its defaults.
+SRP-PHAT on its defaults, and steer the library's far-field delay-and-sum beamformer at
+that direction, reading the beam's INR, C50 and DRR off its deconvolved response.
 """
 from __future__ import annotations
 
@@ -111,8 +112,22 @@ def main() -> None:
     v = np.asarray(doa.grid.values, float)
     par = 10 * math.log10(v.max() / v.mean())
 
+    bf = pra.Beamformer(mics[:2], FS, N=1024)
+    bf.signals = rec
+    bf.far_field_weights(math.radians(est))
+    hb = deconvolve(bf.process(), sweep, length=16000)
+    qb = int(np.argmax(np.abs(hb)))
+    beam_bands = room.octave_bands.analysis(hb)
+    beam_inr, beam_c50 = [], []
+    for b in range(6):
+        e = beam_bands[:, b] ** 2
+        beam_inr.append(10 * math.log10(np.max(e) / np.mean(e[-1600:])))
+        beam_c50.append(ratio_db(e[qb:], 800))
+    beam_drr = 10 * math.log10(float(np.sum(hb[max(qb - 40, 0): qb + 41] ** 2)) / float(np.sum(hb[qb + 41:] ** 2)))
+
     out = {"peak_to_noise_db": pnr, "inr_db": inr, "edt_s": edt, "t20_s": t20, "t30_s": t30, "c50_db": c50, "c80_db": c80,
-           "d50": d50, "drr_db": drr, "azimuth_deg": est, "spectrum_par_db": par}
+           "d50": d50, "drr_db": drr, "azimuth_deg": est, "spectrum_par_db": par,
+           "beam_inr_db": beam_inr, "beam_c50_db": beam_c50, "beam_drr_db": beam_drr}
     print(json.dumps(out))
 
 

@@ -392,6 +392,49 @@ def phase_of(smi, pH):
     return 'organic' if Crippen.MolLogP(m) > 0 else 'aqueous'
 
 
+# ---- isolation (stage 7 of version 4, run on this program's own work-up)
+ISO_ACIDS = [("[CX3](=O)[OX2H1,OX1-]", 3.5, 2), ("[#6]S(=O)(=O)[NX3H1,NX2-]c", 6.5, 4), ("c[OX2H1,OX1-]", 9.5, 1),
+             ("[#6]S(=O)(=O)[NX3H2,NX3H1-]", 9.9, 4)]
+ISO_BASES = [("[NX3;+0;R;$(N1CCOCC1)]", 6.5), ("[NX3;+0;!$(N[!#6]);!$(N[#6;!X4]);!$(N1CCOCC1)]", 9.8),
+             ("[NX3;H1,H2;+0;$(Nc);!$(N(c)c);!$(N[!#6]);!$(N[#6;!X4;!c])]", 4.6), ("[nX2;+0;r6]", 5.2)]
+
+
+def isolation(pool, phase, top, ph, extractions=3, dominant=False, ionise=True):
+    """(isolated, purity, kept): the crude pool {smiles: amount} extracted `extractions`
+    times with an equal volume, each molecule by its distribution coefficient."""
+    if phase not in ("organic", "aqueous") or not top:
+        return 0.0, 0.0, 0.0
+    kept = {}
+    for smi, amount in pool.items():
+        mol = Chem.MolFromSmiles(smi)
+        sites = {}
+        for sm, pka, idx in ISO_ACIDS:
+            for match in mol.GetSubstructMatches(Chem.MolFromSmarts(sm)):
+                sites.setdefault(match[idx], (-1, pka))
+        for sm, pka in ISO_BASES:
+            for (i,) in mol.GetSubstructMatches(Chem.MolFromSmarts(sm)):
+                sites.setdefault(i, (1, pka))
+        fixed = any(a.GetFormalCharge() and a.GetIdx() not in sites
+                    and not any(n.GetFormalCharge() == -a.GetFormalCharge() for n in a.GetNeighbors())
+                    for a in mol.GetAtoms())
+        d = 0.0 if fixed and ionise else 10 ** Crippen.MolLogP(mol)
+        for sign, pka in (sites.values() if ionise else ()):
+            if dominant:
+                d = 0.0 if (ph > pka if sign < 0 else ph < pka) else d
+            else:
+                d /= 1 + 10 ** (-sign * (ph - pka))
+        water = (1 / (1 + d)) ** extractions
+        kept[smi] = float(amount) * (water if phase == "aqueous" else 1 - water)
+    total = sum(kept.values())
+    isolated = kept.get(top, 0.0)
+    return round(isolated, 6), (round(100 * isolated / total, 6) if total > 0 else 0.0), round(total, 6)
+
+
+def _with_isolation(out, pool, phase, top, ph, **rule):
+    out["isolated_pct"], out["isolated_purity_pct"], out["kept_pct"] = isolation(pool, phase, top, ph, **rule)
+    return out
+
+
 def main():
     sc = json.load(sys.stdin)
     p = sc['parameters']
@@ -435,6 +478,7 @@ def main():
                    purity_pct=round(100.0 * ya / tot, 6), qed=round(QED.qed(m), 6),
                    selected=[top], tpsa=round(rdMolDescriptors.CalcTPSA(m, includeSandP=True), 6),
                    yield_pct=round(ya, 6))
+    _with_isolation(out, pool, out["phase"], (out["selected"] or [None])[0], pH)
     print(json.dumps(out))
 
 
@@ -475,4 +519,4 @@ if __name__ == '__main__':
     except Exception:
         print(json.dumps(dict(charge=0, crude_pct=100.0, fp_on=0, hba=0, hbd=0, logp=0.0, mw=0.0,
                               n_products=0, n_species=1, phase='none', products=[], purity_pct=0.0,
-                              qed=0.0, selected=[], tpsa=0.0, yield_pct=0.0)))
+                              qed=0.0, selected=[], tpsa=0.0, yield_pct=0.0, isolated_pct=0.0, isolated_purity_pct=0.0, kept_pct=0.0)))

@@ -365,6 +365,49 @@ def phase_of(m, ph):
     return 'organic' if Crippen.MolLogP(m) >= 0 else 'aqueous'
 
 
+# ---- isolation (stage 7 of version 4, run on this program's own work-up)
+ISO_ACIDS = [("[CX3](=O)[OX2H1,OX1-]", 3.5, 2), ("[#6]S(=O)(=O)[NX3H1,NX2-]c", 6.5, 4), ("c[OX2H1,OX1-]", 9.5, 1),
+             ("[#6]S(=O)(=O)[NX3H2,NX3H1-]", 9.9, 4)]
+ISO_BASES = [("[NX3;+0;R;$(N1CCOCC1)]", 6.5), ("[NX3;+0;!$(N[!#6]);!$(N[#6;!X4]);!$(N1CCOCC1)]", 9.8),
+             ("[NX3;H1,H2;+0;$(Nc);!$(N(c)c);!$(N[!#6]);!$(N[#6;!X4;!c])]", 4.6), ("[nX2;+0;r6]", 5.2)]
+
+
+def isolation(pool, phase, top, ph, extractions=3, dominant=False, ionise=True):
+    """(isolated, purity, kept): the crude pool {smiles: amount} extracted `extractions`
+    times with an equal volume, each molecule by its distribution coefficient."""
+    if phase not in ("organic", "aqueous") or not top:
+        return 0.0, 0.0, 0.0
+    kept = {}
+    for smi, amount in pool.items():
+        mol = Chem.MolFromSmiles(smi)
+        sites = {}
+        for sm, pka, idx in ISO_ACIDS:
+            for match in mol.GetSubstructMatches(Chem.MolFromSmarts(sm)):
+                sites.setdefault(match[idx], (-1, pka))
+        for sm, pka in ISO_BASES:
+            for (i,) in mol.GetSubstructMatches(Chem.MolFromSmarts(sm)):
+                sites.setdefault(i, (1, pka))
+        fixed = any(a.GetFormalCharge() and a.GetIdx() not in sites
+                    and not any(n.GetFormalCharge() == -a.GetFormalCharge() for n in a.GetNeighbors())
+                    for a in mol.GetAtoms())
+        d = 0.0 if fixed and ionise else 10 ** Crippen.MolLogP(mol)
+        for sign, pka in (sites.values() if ionise else ()):
+            if dominant:
+                d = 0.0 if (ph > pka if sign < 0 else ph < pka) else d
+            else:
+                d /= 1 + 10 ** (-sign * (ph - pka))
+        water = (1 / (1 + d)) ** extractions
+        kept[smi] = float(amount) * (water if phase == "aqueous" else 1 - water)
+    total = sum(kept.values())
+    isolated = kept.get(top, 0.0)
+    return round(isolated, 6), (round(100 * isolated / total, 6) if total > 0 else 0.0), round(total, 6)
+
+
+def _with_isolation(out, pool, phase, top, ph, **rule):
+    out["isolated_pct"], out["isolated_purity_pct"], out["kept_pct"] = isolation(pool, phase, top, ph, **rule)
+    return out
+
+
 def main():
     sc = json.load(sys.stdin)
     P = sc['parameters']
@@ -404,7 +447,7 @@ def main():
                n_products=0, n_species=nsp, phase='none', products=[], purity_pct=0.0, qed=0.0,
                selected=[], tpsa=0.0, yield_pct=0.0)
     if org <= 1e-9 and aq <= 1e-9:
-        print(json.dumps(out)); return
+        print(json.dumps(_with_isolation(out, {}, "none", None, ph))); return
     ph_name = 'organic' if org > aq else 'aqueous'
     lst = phases[ph_name]
     total = sum(a for s, m, a in lst)
@@ -420,6 +463,7 @@ def main():
         purity_pct=round(100.0 * top[2] / total, 6), qed=round(QED.qed(tm), 6),
         selected=[top[0]], tpsa=round(rdMolDescriptors.CalcTPSA(tm, includeSandP=True), 2),
         yield_pct=round(top[2], 6)))
+    _with_isolation(out, {s: a for s, (m, a) in mix.items()}, ph_name, top[0], ph)
     print(json.dumps(out))
 
 
