@@ -134,7 +134,9 @@ class SlotPool:
     @contextlib.contextmanager
     def _held_if_idle(self, uid: int) -> Any:
         """Hold ``uid``'s slot while the block runs when no run holds it (yields True), else
-        yield False. Our own runs hold their slots, so they count as busy here too."""
+        yield False. Our own runs hold their slots, so they count as busy here too; so does a
+        uid with a process left (a grader with another lock folder, another TMPDIR, may run
+        on it now)."""
         try:
             fd = os.open(self._lockdir() / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW,
                          0o600)
@@ -147,7 +149,7 @@ class SlotPool:
             except OSError:
                 yield False
                 return
-            yield True
+            yield not uid_processes(uid)
         finally:
             os.close(fd)
 
@@ -156,7 +158,7 @@ class SlotPool:
         if not is_slot_uid(uid):
             return False
         with self._held_if_idle(uid) as idle:
-            return bool(idle) and not uid_processes(uid)
+            return bool(idle)
 
     def purge_idle(self, dirs: list[str]) -> None:
         """Remove, from the top of ``dirs`` (the shared temp directories), every entry whose
@@ -180,8 +182,7 @@ class SlotPool:
                 continue
         for uid, paths in found.items():
             with self._held_if_idle(uid) as idle:
-                # a grader with another lock folder (another TMPDIR) may run on that uid now
-                if idle and not uid_processes(uid):
+                if idle:
                     for path in paths:
                         remove_tree(path)
 
