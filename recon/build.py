@@ -24,7 +24,7 @@ from .errors import BuildError, OracleRunError, ReconError
 from .evidence import EVIDENCE_LEVELS, check_level
 from .fsutil import atomic_directory, reproducible_targz, sha256_file
 from .instruction import render_instruction, render_workspace_readme
-from .grader import BUDGET_SHARE
+from .grader import BUDGET_SHARE, BUDGET_WALL
 from .ladder import load_ladder
 from .oracle import Oracle
 from .registry import BUILTIN_PACKAGE, Registry
@@ -498,13 +498,13 @@ def _toml_str(s: str) -> str:
 def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, limits: Limits, opts: PackageOptions) -> str:
     probes = opts.probes
     runs = spec.n_public + spec.n_hidden + probes
-    # Verifier: what one grading's runs may cost (RunBudget: a share of runs x limit, plus
-    # the runs in flight when it is spent), the probes' oracle calls (each within the wall
+    # Verifier: what one grading's runs may cost (RunBudget: a share of runs x limit, in wall
+    # time at most BUDGET_WALL budgets, plus the runs in flight when it is spent), the probes' oracle calls (each within the wall
     # limit, as the reference solution's runs are), a margin for start-up; with checkpoints,
     # once more for every snapshot the agent phase can leave. Declared quantities only, so
     # a build is reproducible whatever the machine's speed.
     gradings = 1 + (int(AGENT_TIMEOUT // opts.checkpoint_every) if opts.checkpoint_every else 0)
-    one = runs * limits.wall * BUDGET_SHARE + 2 * limits.wall + limits.wall * probes
+    one = runs * limits.wall * BUDGET_SHARE * BUDGET_WALL + 2 * limits.wall + limits.wall * probes
     verifier_timeout = float(int(one * gradings + 300))
     artifacts = '"/app/workspace"'
     if opts.checkpoint_every:

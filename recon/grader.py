@@ -95,6 +95,29 @@ STRIKE_FACTOR = 3.0
 STRIKE_FLOOR = 2.0
 #: a grading's runs may use this share of (runs x the wall limit) in all
 BUDGET_SHARE = 1 / 3
+#: a run is charged at least this share of its wall time, whatever it waited for a CPU
+CHARGE_FLOOR = 1 / 3
+#: the budget's bound on a grading's wall time, in budgets (see :func:`charge`)
+BUDGET_WALL = 2.0
+
+
+def charge(res: RunResult) -> float:
+    """What a run costs its grading's budget: its wall time, less the time its main thread
+    was runnable but waiting for a CPU (``stall_seconds``: a machine busy with other work --
+    other trials, a checkpoint series' gradings -- must not make an honest program look
+    slow), but never less than the CPU time of everything it started, nor than
+    :data:`CHARGE_FLOOR` of its wall time. A run that timed out is charged its wall time.
+
+    The discount cannot be bought: the main thread waits for a CPU only while every CPU it
+    may use is busy, so a run that keeps them busy itself pays for it in CPU time. On a
+    machine with nothing else to do, a run's charge is at least half its wall time (main
+    thread asleep half the time, waiting on its own busy child the other half), so a
+    grading's runs take at most :data:`BUDGET_WALL` budgets; the floor bounds what a hole
+    in the CPU accounting could give."""
+    if res.timed_out or res.stall_seconds is None:
+        return res.seconds
+    own = max(res.seconds - res.stall_seconds, res.cpu_seconds or 0.0)
+    return min(res.seconds, max(own, CHARGE_FLOOR * res.seconds))
 
 
 class RunBudget:
@@ -104,9 +127,11 @@ class RunBudget:
     full limit, so after ``STRIKES`` runs of one grading time out, each later run gets
     ``STRIKE_FACTOR`` times the slowest run that finished (at least ``STRIKE_FLOOR`` s).
     And a grading's runs use at most ``BUDGET_SHARE`` of runs x limit seconds in all: a
-    run is not started once that is spent (it fails with the reason). A program within
-    the limits a correct program needs -- none of its runs times out, and on average they
-    take under a third of the limit -- never meets either rule.
+    run is not started once that is spent (it fails with the reason); a run is charged its
+    wall time less what it waited for a CPU (:func:`charge`). A program within the limits a
+    correct program needs -- none of its runs times out, and on average they take under a
+    third of the limit on a machine of their own -- never meets either rule, however busy
+    the machine it is graded on.
 
     A run that times out with the full limit before the strikes is run once more, with
     the full limit again, and only a second timeout counts (a strike and a failed run):
@@ -130,7 +155,7 @@ class RunBudget:
             if not (res.timed_out and lim.wall >= float(self.limits.wall) and self.timeouts < STRIKES
                     and self.spent + res.seconds < self.total):
                 return False
-            self.spent += res.seconds
+            self.spent += charge(res)
             self.retried += 1
             return True
 
@@ -147,7 +172,7 @@ class RunBudget:
 
     def record(self, res: RunResult) -> None:
         with self._lock:
-            self.spent += res.seconds
+            self.spent += charge(res)
             if res.timed_out:
                 self.timeouts += 1
             elif res.rejected is None:

@@ -72,9 +72,10 @@ def _contract(manifest: dict[str, Any]) -> str:
                  f"once more, and only a second timeout counts); after {STRIKES} of its runs "
                  f"time out, each later run gets {STRIKE_FACTOR:g} times your slowest finished run (at least "
                  f"{STRIKE_FLOOR:g} s), and once its runs have used {_share(BUDGET_SHARE)} of (runs x "
-                 f"{manifest['timeout']:g} s) in all, no more are started (they count as failed). A program "
-                 f"that never times out and takes under {_share(BUDGET_SHARE)} of the limit on average never "
-                 "meets these rules.")
+                 f"{manifest['timeout']:g} s) in all, no more are started (they count as failed). Time your "
+                 "program spends waiting for a CPU on a busy machine is not counted, the CPU time of every "
+                 f"process it starts is. A program that never times out and takes under {_share(BUDGET_SHARE)} "
+                 "of the limit on average on a machine of its own never meets these rules.")
     )
 
 

@@ -813,7 +813,7 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
         proc.wait()
     if pidfd is not None:
         os.close(pidfd)
-    setup_error = _read_all(st.status_r)
+    setup_error, measured = _measurements(_read_all(st.status_r))
     os.close(st.status_r)
     if extra_read is not None:
         try:
@@ -838,7 +838,27 @@ def supervise(st: Started, limits: Limits, *, on_exit: Callable[[], None],
                 res.notes.append(f"CPU time limit of {limits.cpu} s exceeded")
         else:
             res.exit_code = rc
+    if measured is not None:
+        res.stall_seconds, res.cpu_seconds = measured
     return res, setup_error, bytes(extra)
+
+
+def _measurements(status: str) -> tuple[str, tuple[float, float] | None]:
+    """Split what the launcher wrote on the status pipe into the setup error (if any) and
+    its ``measured: STALL CPU`` line (the target's run queue delay and its tree's CPU time,
+    see ``_launcher.measured``), when there is one."""
+    found = None
+    rest = []
+    for line in status.splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "measured:":
+            try:
+                found = (max(0.0, float(parts[1])), max(0.0, float(parts[2])))
+                continue
+            except ValueError:
+                pass
+        rest.append(line)
+    return "\n".join(rest).strip(), found
 
 
 def _read_all(fd: int) -> str:

@@ -182,7 +182,7 @@ class WarmSession(Session):
         res = RunResult(exit_code=reply["exit"], stdout=base64.b64decode(reply["stdout"]),
                         stderr_tail=str(reply["stderr"]), seconds=float(reply["seconds"]),
                         timed_out=bool(reply["timed_out"]), stdout_overflow=bool(reply["overflow"]),
-                        signal=reply["signal"], cpu_seconds=reply.get("cpu"))
+                        signal=reply["signal"], cpu_seconds=reply.get("cpu"), stall_seconds=reply.get("stall"))
         if res.signal == signal.SIGXCPU:
             res.notes.append("CPU time limit exceeded")
         if reply.get("retire"):

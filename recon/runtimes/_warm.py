@@ -12,8 +12,10 @@ Protocol, one JSON line each way on the interpreter's stdin and its original std
 * ready: ``{"ready": true, "preloaded": [...]}``
 * job: ``{"stdin": TEXT, "wall": S, "cpu": S, "memory": B, "fsize": B, "nproc": N, "stdout": B, "stderr_tail": C}``
 * reply: ``{"exit": CODE|null, "signal": N|null, "timed_out": B, "overflow": B, "seconds": S,
-  "cpu": S, "stdout": BASE64, "stderr": TEXT, "retire": B}`` (``cpu``: the run's user plus system
-  time, its waited-for children included)
+  "cpu": S, "stall": S, "stdout": BASE64, "stderr": TEXT, "retire": B}`` (``cpu``: the run's user plus
+  system time, every process it started included (the interpreter is the sandbox's child
+  subreaper: what a run leaves behind is re-parented to it, killed and reaped); ``stall``: the time its main thread was
+  runnable but waiting for a CPU, from ``/proc/PID/schedstat``)
 
 Besides its workspace copy, a run can write only the sandbox's /tmp, /dev/shm (sized tmpfs
 each) and the POSIX message queues at /dev/mqueue (/dev itself is read-only under bwrap and
@@ -150,6 +152,36 @@ def _kill_others(keep: set) -> None:
                 pass
 
 
+def _subreaper() -> None:
+    """Become the sandbox's child subreaper: what a run leaves behind (a daemon that left its
+    process group) is re-parented here, killed and reaped, so its CPU time counts as the run's."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(36, 1, 0, 0, 0)   # PR_SET_CHILD_SUBREAPER
+    except (OSError, AttributeError):
+        pass
+
+
+def _reap_others(deadline: float = 2.0) -> None:
+    """Reap every child left (killed by :func:`_kill_others`); gives up after ``deadline`` s."""
+    end = time.monotonic() + deadline
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            if time.monotonic() > end:
+                return
+            time.sleep(0.005)
+
+
+def _tree_cpu() -> float:
+    """CPU time of every process this interpreter has reaped (runs and what they left)."""
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def _child(job: dict) -> None:
     os.setsid()
     fd = os.open(JOB + "/stdin", os.O_RDONLY)
@@ -202,8 +234,19 @@ def _child(job: dict) -> None:
     os._exit(code)
 
 
+def _stall(pid: int) -> float:
+    """Seconds the task ``pid`` (a run's main thread) spent runnable but waiting for a CPU:
+    the run queue delay of ``/proc/PID/schedstat``, readable until the task is reaped."""
+    try:
+        with open("/proc/%d/schedstat" % pid, encoding="ascii") as f:
+            return int(f.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
 def _wait(pid: int, wall: float) -> tuple:
-    """(status, timed_out, seconds, cpu); kills the child's process group when it ends or times out."""
+    """(status, timed_out, seconds, cpu, stall); kills the child's process group when it
+    ends or times out. ``stall``: the child's run queue delay, read before it is reaped."""
     t0 = time.monotonic()
     deadline = t0 + wall
     try:
@@ -211,9 +254,12 @@ def _wait(pid: int, wall: float) -> tuple:
     except (AttributeError, OSError):
         pidfd = None
     timed_out = False
+    stall = 0.0
     while True:
-        done, status, usage = os.wait4(pid, os.WNOHANG)
-        if done:
+        # exited? (not reaped yet: its schedstat is still there to read)
+        if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+            stall = _stall(pid)
+            _, status, usage = os.wait4(pid, 0)
             break
         left = deadline - time.monotonic()
         if left <= 0:
@@ -235,7 +281,7 @@ def _wait(pid: int, wall: float) -> tuple:
         os.killpg(pid, signal.SIGKILL)   # whatever the run left behind
     except OSError:
         pass
-    return status, timed_out, seconds, usage.ru_utime + usage.ru_stime
+    return status, timed_out, seconds, usage.ru_utime + usage.ru_stime, stall
 
 
 def main() -> None:
@@ -243,6 +289,7 @@ def main() -> None:
     proto = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)
     preloaded = _preload(names)
+    _subreaper()
     initial = _listing()
     proto.write(json.dumps({"ready": True, "preloaded": preloaded}) + "\n")
     proto.flush()
@@ -252,14 +299,17 @@ def main() -> None:
         os.makedirs(JOB, mode=0o700)
         with open(JOB + "/stdin", "w", encoding="utf-8") as f:
             f.write(job["stdin"])
+        cpu0 = _tree_cpu()
         pid = os.fork()
         if pid == 0:
             try:
                 _child(job)
             finally:
                 os._exit(121)
-        status, timed_out, seconds, cpu = _wait(pid, float(job["wall"]))
+        status, timed_out, seconds, cpu, stall = _wait(pid, float(job["wall"]))
         _kill_others({1, os.getpid()})
+        _reap_others()
+        cpu = max(cpu, _tree_cpu() - cpu0)   # the whole tree's, what it left behind included
         with open(JOB + "/stdout", "rb") as f:
             out = f.read(int(job["stdout"]) + 1)
         with open(JOB + "/stderr", "rb") as f:
@@ -271,6 +321,7 @@ def main() -> None:
         reply = {"retire": not intact, "exit": os.WEXITSTATUS(status) if os.WIFEXITED(status) and not timed_out else None,
                  "signal": os.WTERMSIG(status) if os.WIFSIGNALED(status) and not timed_out else None,
                  "timed_out": timed_out, "overflow": overflow, "seconds": seconds, "cpu": cpu,
+                 "stall": stall,
                  "stdout": base64.b64encode(out[:int(job["stdout"])]).decode("ascii"), "stderr": err}
         proto.write(json.dumps(reply) + "\n")
         proto.flush()

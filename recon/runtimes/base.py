@@ -56,6 +56,7 @@ class RunResult:
     rejected: str | None = None    # the run never started: the workspace broke a cap
     disk_overflow: str | None = None   # killed for writing more than its run folder may hold
     cpu_seconds: float | None = None   # CPU time of the run and the children it waited for, when measured
+    stall_seconds: float | None = None   # time its main thread was runnable but waiting for a CPU, when measured
 
     def failure(self) -> str | None:
         """One line saying why the run failed, or None when it exited 0."""
