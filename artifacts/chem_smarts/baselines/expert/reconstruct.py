@@ -620,10 +620,9 @@ def main() -> None:
 
 
 # ---- isolation (stage 7 of version 4, run on this program's own work-up)
-ISO_ACIDS = [("[CX3](=O)[OX2H1,OX1-]", 3.5, 2), ("[#6]S(=O)(=O)[NX3H1,NX2-]c", 6.5, 4), ("c[OX2H1,OX1-]", 9.5, 1),
-             ("[#6]S(=O)(=O)[NX3H2,NX3H1-]", 9.9, 4)]
-ISO_BASES = [("[NX3;+0;R;$(N1CCOCC1)]", 6.5), ("[NX3;+0;!$(N[!#6]);!$(N[#6;!X4]);!$(N1CCOCC1)]", 9.8),
-             ("[NX3;H1,H2;+0;$(Nc);!$(N(c)c);!$(N[!#6]);!$(N[#6;!X4;!c])]", 4.6), ("[nX2;+0;r6]", 5.2)]
+# this program's own work-up table (ACID_GROUPS, BASE_GROUPS), as the isolation sees it
+ISO_ACIDS = [(smarts, pka, idx) for _name, smarts, pka, idx in ACID_GROUPS]
+ISO_BASES = [(smarts, pka) for _name, smarts, pka in BASE_GROUPS]
 
 
 def isolation(pool, phase, top, ph, extractions=3, dominant=False, ionise=True):

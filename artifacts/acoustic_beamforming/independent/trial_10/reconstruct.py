@@ -1,3 +1,5 @@
+# Independent program: the final workspace of agent trial 10 of acoustic_beamforming 3.0.0 at the
+# default evidence level (docs/trials.md), kept as the agent wrote it.
 import sys, json, os
 import numpy as np
 import scipy.signal as ss

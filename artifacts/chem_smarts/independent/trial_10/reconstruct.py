@@ -1,3 +1,5 @@
+# Independent program: the final workspace of agent trial 10 of chem_smarts 4.0.0 at the default
+# evidence level (docs/trials.md), kept as the agent wrote it.
 import sys, json, math, itertools
 from rdkit import Chem, RDLogger
 from rdkit.Chem import AllChem, Descriptors, Crippen, rdMolDescriptors, QED
