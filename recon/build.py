@@ -88,6 +88,7 @@ class BuildResult:
     runs: list[ScenarioRun]
     spec: SweepSpec
     secret_source: str
+    n_public: int   # published scenarios: the spec's n_public and what its cover added
 
     @property
     def oracle_seconds(self) -> float:
@@ -275,7 +276,7 @@ def build_task(
         raise
     except OSError as exc:
         raise BuildError(f"building {task_id} failed: {exc}; nothing was written to {target}") from None
-    return BuildResult(target, runs, spec, secret_source)
+    return BuildResult(target, runs, spec, secret_source, len(public))
 
 
 def _unrevealed_warning(rep: dict[str, Any]) -> str:
@@ -363,7 +364,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
     ladder_name = "six_rung"
     disclosed = opts.disclose == "recipe"
     _write(tmp / "instruction.md", render_instruction(
-        manifest, n_public=spec.n_public, probes=probes, ladder=load_ladder(ladder_name),
+        manifest, n_public=len(public), probes=probes, ladder=load_ladder(ladder_name),
         recipe=oracle.recipe if disclosed else None, stages=oracle.stages if disclosed else ()))
     _write(tmp / "environment" / "Dockerfile", _agent_dockerfile(toolkit, opts.base_image))
 
@@ -402,7 +403,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
         _write(tmp / "environment" / "docker-compose.yaml", compose_file(opts.checkpoint_every))
         for fname, text in checkpointer_files(opts.base_image).items():
             _write(tmp / "environment" / "checkpointer" / fname, text)
-    _write(tmp / "task.toml", _task_toml(oracle, task_id, spec, limits, opts))
+    _write(tmp / "task.toml", _task_toml(oracle, task_id, spec, len(public), limits, opts))
     _normalise_modes(tmp)
     # Modes follow what Harbor does with each folder. solution/ is copied into the agent's
     # container with its modes and solve.sh runs as the agent user: readable, solve.sh
@@ -495,9 +496,10 @@ def _toml_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, limits: Limits, opts: PackageOptions) -> str:
+def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, n_public: int, limits: Limits,
+               opts: PackageOptions) -> str:
     probes = opts.probes
-    runs = spec.n_public + spec.n_hidden + probes
+    runs = n_public + spec.n_hidden + probes
     # Verifier: what one grading's runs may cost (RunBudget: a share of runs x limit, in wall
     # time at most BUDGET_WALL budgets, plus the runs in flight when it is spent), the probes' oracle calls (each within the wall
     # limit, as the reference solution's runs are), a margin for start-up; with checkpoints,
@@ -528,7 +530,7 @@ domain = {_toml_str(oracle.domain)}
 oracle = {_toml_str(oracle.name)}
 oracle_version = {_toml_str(oracle.version)}
 recon_version = {_toml_str(__version__)}
-n_public = {spec.n_public}
+n_public = {n_public}
 n_hidden = {spec.n_hidden}
 probes = {probes}
 ladder = "six_rung"

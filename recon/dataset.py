@@ -134,7 +134,7 @@ def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], w
                      **({"select_budget": opts["select_budget"]} if opts.get("select_budget") is not None else {}),
                      **_package_opts(opts))
     return DatasetEntry(res.path.name, oracle.name, oracle.version, res.path, tree_digest(res.path), res.spec.seed,
-                        variant, res.spec.n_public, res.spec.n_hidden, res.oracle_seconds, res.secret_source)
+                        variant, res.n_public, res.spec.n_hidden, res.oracle_seconds, res.secret_source)
 
 
 def _package_opts(opts: dict[str, Any]) -> dict[str, Any]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import hashlib
 import hmac
+import itertools
 import os
 import secrets
 import shutil
@@ -27,7 +28,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from multiprocessing import get_context
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Sequence
 
 from . import canonjson
 from .axes import Axis, Choice, Int, Seed
@@ -36,7 +37,7 @@ from .oracle import Oracle
 
 __all__ = [
     "SweepSpec", "Scenario", "ScenarioRun", "load_spec", "public_scenarios", "hidden_scenarios",
-    "probe_scenarios", "pool_scenarios", "pool_edges", "default_select", "Selection", "derive_task_key", "build_secret",
+    "probe_scenarios", "pool_scenarios", "pool_edges", "cover_scenarios", "default_select", "Selection", "derive_task_key", "build_secret",
     "run_scenario", "run_scenarios", "DEFAULT_PUBLIC", "DEFAULT_HIDDEN", "DEFAULT_PROBES", "SELECT_STRATEGIES",
 ]
 
@@ -44,7 +45,9 @@ DEFAULT_PUBLIC = 6
 DEFAULT_HIDDEN = 3
 DEFAULT_PROBES = 3   # fresh scenarios a grading draws from the oracle
 MAX_ATTEMPTS = 200
-SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select", "probes", "reveal", "reveal_budget"}
+SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select", "probes", "reveal", "reveal_budget", "cover"}
+#: the most scenarios a spec's ``cover`` may add to the published ones
+MAX_COVER = 2000
 #: what a spec's ``reveal`` may name besides program paths (relative to the spec's folder)
 REVEAL_KINDS = ("baselines", "independent")
 # How the published and hidden scenarios are chosen: "random" draws them (stratified
@@ -67,12 +70,15 @@ class SweepSpec:
     probes: int = DEFAULT_PROBES
     reveal: tuple[str, ...] = ()          # programs stress selection must reveal (see REVEAL_KINDS)
     reveal_budget: float | None = None    # seconds for their runs at the default budget (None: the mutants')
+    cover: tuple[tuple[str, ...], ...] = ()   # choice axes every combination of which is published
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_public": self.n_public, "n_hidden": self.n_hidden, "seed": self.seed,
                                "axes": {k: dict(sorted(v.items())) for k, v in sorted(self.axes.items())}}
         if self.select != "random":  # keeps the documents of random builds as they were
             out["select"] = self.select
+        if self.cover:
+            out["cover"] = [list(g) for g in self.cover]
         return out
 
 
@@ -112,7 +118,8 @@ def load_spec(
     select: str | None = None,
 ) -> SweepSpec:
     """The sweep spec for ``oracle``: an explicit file, else ``scenarios/<name>.toml``
-    (built in, or beside the plugin module), else defaults; command-line values win."""
+    (built in, or beside the plugin module), else defaults; command-line values win (an
+    explicit ``n_public`` is exactly what is published: the spec's ``cover`` is dropped)."""
     text: str | None = None
     source = "defaults"
     folder: Path | None = None   # where relative program paths in the spec are
@@ -171,9 +178,69 @@ def load_spec(
     if rb is not None and (isinstance(rb, bool) or not isinstance(rb, (int, float)) or not 0 < rb <= 86400):
         raise SpecError(f"{source}: reveal_budget={rb!r} must be a number of seconds in (0, 86400]",
                         hint="the seconds the revealed programs' runs may take, e.g. reveal_budget = 240")
+    cover = _check_cover(data.get("cover", []), oracle, axes, source)
+    if n_public is not None:
+        cover = ()   # a count given on the command line is what is published
     spec = SweepSpec(n_public=np_, n_hidden=nh, seed=sd, axes=axes, source=source, select=sel, probes=pr,
-                     reveal=reveal, reveal_budget=float(rb) if rb is not None else None)
+                     reveal=reveal, reveal_budget=float(rb) if rb is not None else None, cover=cover)
     return spec
+
+
+def _check_cover(value: Any, oracle: Oracle, narrowed: dict[str, Any], source: str) -> tuple[tuple[str, ...], ...]:
+    """A spec's ``cover``: groups of choice axes (``[["case", "temperature"]]``), every
+    combination of whose values is published."""
+    hint = 'e.g. cover = [["case", "temperature"]]: every case is published at every temperature'
+    if not (isinstance(value, list) and all(isinstance(g, list) and g and all(isinstance(a, str) for a in g)
+                                            for g in value)):
+        raise SpecError(f"{source}: cover={value!r} must be a list of lists of axis names", hint=hint)
+    total = 0
+    for g in value:
+        size = 1
+        for a in g:
+            ax = oracle.axes.get(a)
+            if not isinstance(ax, Choice):
+                raise SpecError(f"{source}: cover names {a!r}, which is not a choice axis of {oracle.name!r}",
+                                hint=f"choice axes: {sorted(n for n, x in oracle.axes.items() if isinstance(x, Choice))}")
+            size *= len(ax.narrow(narrowed[a]).values if a in narrowed else ax.values)
+        if len(set(g)) != len(g):
+            raise SpecError(f"{source}: cover group {g!r} names an axis twice", hint=hint)
+        total += size
+    if total > MAX_COVER:
+        raise SpecError(f"{source}: cover asks for {total} combinations, more than {MAX_COVER} scenarios",
+                        hint="cover fewer axes together, or narrow them in [axes]")
+    return tuple(tuple(g) for g in value)
+
+
+def cover_scenarios(oracle: Oracle, spec: SweepSpec, public: Sequence[Scenario],
+                    hidden: Iterable[Scenario] = ()) -> list[Scenario]:
+    """Published scenarios for every combination of a ``cover`` group's values that no
+    scenario of ``public`` has (a behaviour only one combination shows would otherwise be
+    seen by hidden scenarios and probes alone), numbered on from ``public``. The other axes
+    are drawn from the spec's seed, never the key, and each added scenario differs from
+    every public and hidden one."""
+    if not spec.cover:
+        return []
+    axes = effective_axes(oracle, spec)
+    key = hashlib.sha256(b"recon-cover\x00" + _spec_identity(oracle, spec).encode("utf-8")).digest()
+    used = {s.key() for s in public} | {s.key() for s in hidden}
+    out: list[Scenario] = []
+    for gi, group in enumerate(spec.cover):
+        have = {tuple(canonjson.dumps_compact(s.parameters[a]) for a in group) for s in [*public, *out]}
+        choices = [axes[a].values for a in group]   # type: ignore[attr-defined]
+        for ci, combo in enumerate(itertools.product(*choices)):
+            if tuple(canonjson.dumps_compact(v) for v in combo) in have:
+                continue
+            for attempt in range(MAX_ATTEMPTS):
+                params = {**_draw(axes, key, f"cover-{gi}", ci, attempt, edges=False), **dict(zip(group, combo))}
+                sc = Scenario(f"public_{len(public) + len(out) + 1}", params)
+                if sc.key() not in used:
+                    used.add(sc.key())
+                    out.append(sc)
+                    break
+            else:
+                raise SpecError(f"{oracle.name}: cannot draw a scenario with {dict(zip(group, combo))} "
+                                "distinct from the others", hint="widen the other axes, or cover fewer")
+    return out
 
 
 def default_select(oracle: Oracle) -> str:
@@ -205,9 +272,12 @@ def _unit(key: bytes, *parts: Any) -> float:
 
 def _spec_identity(oracle: Oracle, spec: SweepSpec) -> str:
     # The selection strategy is not part of the identity: both strategies draw from the
-    # same stratified and keyed streams, and the task key stays the same.
+    # same stratified and keyed streams, and the task key stays the same. Nor is the cover:
+    # it adds published scenarios on top of the same draws (a grading rebuilds the spec
+    # from the task's n_public, n_hidden, seed and axes).
     ident = spec.to_json()
     ident.pop("select", None)
+    ident.pop("cover", None)
     return canonjson.dumps_compact({"oracle": oracle.name, "version": oracle.version, "spec": ident})
 
 

@@ -1,6 +1,7 @@
 """Every built-in oracle builds into a task that validates and that Harbor accepts."""
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import subprocess
@@ -38,9 +39,21 @@ def test_every_builtin_is_registered(session_registry: Registry) -> None:
 @pytest.mark.parametrize("name", BUILTINS)
 def test_a_default_build_follows_its_sweep_spec(name: str, built: dict[str, Path]) -> None:
     spec = tomllib.loads((SPECS / f"{name}.toml").read_text(encoding="utf-8"))
-    meta = load_task(built[name]).meta
-    assert (len(meta["public"]), len(meta["hidden"]), int(meta["probes"])) == (
-        spec["n_public"], spec["n_hidden"], spec["probes"])
+    task = load_task(built[name])
+    meta = task.meta
+    assert (len(meta["hidden"]), int(meta["probes"])) == (spec["n_hidden"], spec["probes"])
+    if not spec.get("cover"):
+        assert len(meta["public"]) == spec["n_public"]
+        return
+    # the cover: every combination of each group published, on top of n_public
+    params = [sd.parameters for sd in task.public()]
+    axes = Registry.default(entry_points=False).get(name).axes
+    most = spec["n_public"]
+    for group in spec["cover"]:
+        combos = {tuple(repr(v) for v in c) for c in itertools.product(*(axes[a].values for a in group))}
+        assert {tuple(repr(p[a]) for a in group) for p in params} == combos, group
+        most += len(combos)
+    assert spec["n_public"] < len(params) <= most
 
 
 @pytest.mark.parametrize("name", BUILTINS)

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 
 from recon import Bool, Choice, Float, Int, Number, Seed, oracle
 from recon.errors import SpecError
-from recon.sweep import (SweepSpec, derive_task_key, hidden_scenarios, load_spec, probe_scenarios,
+from recon.mutation.selection import select_scenarios
+from recon.sweep import (SweepSpec, cover_scenarios, derive_task_key, hidden_scenarios, load_spec, probe_scenarios,
                          public_scenarios, run_scenarios)
 
 
@@ -140,6 +141,45 @@ def test_spec_files_set_probes_and_the_programs_to_reveal(tmp_path: Path) -> Non
                           ("reveal_budget = 0\n", r"reveal_budget=0 must be a number of seconds"),
                           ("reveal_budget = true\n", r"reveal_budget=True must be a number of seconds"),
                           ('reveal_budget = "4m"\n', r"reveal_budget='4m' must be a number of seconds")]:
+        spec_file.write_text(text)
+        with pytest.raises(SpecError, match=pattern):
+            load_spec(DEMO, spec_file)
+
+
+def test_a_cover_publishes_every_combination_of_its_axes(tmp_path: Path) -> None:
+    """``cover = [["c", "b"]]``: every letter with every flag is published, on top of
+    ``n_public``, whatever chose the rest; the added scenarios are drawn from the spec's
+    seed (the same for every key) and never coincide with a hidden one."""
+    spec_file = tmp_path / "s.toml"
+    spec_file.write_text('n_public = 2\nn_hidden = 4\ncover = [["c", "b"]]\n')
+    spec = load_spec(DEMO, spec_file)
+    assert spec.cover == (("c", "b"),) and spec.to_json()["cover"] == [["c", "b"]]
+    pub = public_scenarios(DEMO, spec)
+    hidden = {}
+    for secret in (b"one", b"two"):
+        key = derive_task_key(secret, DEMO, spec)
+        sel = select_scenarios(DEMO, spec, key)
+        assert sel.public[:2] == pub   # what n_public chose stays, in front
+        combos = {(s.parameters["c"], s.parameters["b"]) for s in sel.public}
+        assert combos == {(c, b) for c in "abc" for b in (False, True)}
+        assert len(sel.public) == 2 + 6 - len({(s.parameters["c"], s.parameters["b"]) for s in pub})
+        assert [s.id for s in sel.public] == [f"public_{i + 1}" for i in range(len(sel.public))]
+        assert not {s.key() for s in sel.public} & {s.key() for s in sel.hidden}
+        for s in sel.public:
+            DEMO.check_params(s.parameters)
+        hidden[secret] = sel
+    assert hidden[b"one"].public == hidden[b"two"].public       # unkeyed
+    assert load_spec(DEMO, spec_file, n_public=3).cover == ()     # --public N: exactly N
+    assert cover_scenarios(DEMO, spec, pub, hidden[b"one"].hidden) == hidden[b"one"].public[2:]
+    # a narrowed axis is covered as narrowed
+    spec_file.write_text('n_public = 1\ncover = [["c"]]\n[axes.c]\nchoices = ["a", "b"]\n')
+    narrowed = load_spec(DEMO, spec_file)
+    assert {s.parameters["c"] for s in select_scenarios(DEMO, narrowed, b"k" * 32).public} == {"a", "b"}
+    for text, pattern in [('cover = ["c"]\n', r"cover=\['c'\] must be a list of lists of axis names"),
+                          ('cover = [["f"]]\n', r"cover names 'f', which is not a choice axis"),
+                          ('cover = [["nope"]]\n', r"cover names 'nope', which is not a choice axis"),
+                          ('cover = [["c", "c"]]\n', r"names an axis twice"),
+                          ('cover = [[]]\n', r"must be a list of lists of axis names")]:
         spec_file.write_text(text)
         with pytest.raises(SpecError, match=pattern):
             load_spec(DEMO, spec_file)

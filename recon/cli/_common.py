@@ -24,7 +24,7 @@ def plugin_option(fn: F) -> F:
 def sweep_options(fn: F) -> F:
     """--public, --hidden, --seed, --spec, --secret, --workers: what shapes a sweep."""
     for option in reversed([
-        click.option("--public", "n_public", type=int, help="Published scenarios (default 6 or the spec's)."),
+        click.option("--public", "n_public", type=int, help="Published scenarios (default 6 or the spec's; given here, exactly this many: the spec's cover is not added)."),
         click.option("--hidden", "n_hidden", type=int, help="Hidden scenarios (default 3 or the spec's)."),
         click.option("--seed", type=int, help="Sweep seed (default 0 or the spec's)."),
         click.option("--spec", "spec_path", type=click.Path(dir_okay=False, path_type=Path), help="Sweep spec TOML."),

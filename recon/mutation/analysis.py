@@ -58,8 +58,8 @@ from .worker import CONTRACT, VALUE
 from ..errors import UsageError
 from ..oracle import Oracle
 from ..registry import Registry
-from ..sweep import (Scenario, SweepSpec, build_secret, derive_task_key, hidden_scenarios, load_spec,
-                     pool_edges, pool_scenarios, probe_scenarios, public_scenarios)
+from ..sweep import (Scenario, SweepSpec, build_secret, derive_task_key, load_spec,
+                     pool_edges, pool_scenarios, probe_scenarios)
 from ..grader import resolve_oracle
 from ..task import Task as BuiltTask, load_task
 
@@ -150,12 +150,8 @@ def resolve_target(
     spec = load_spec(oracle, spec_path, n_public=n_public, n_hidden=n_hidden, seed=seed, select=select)
     key = derive_task_key(build_secret(secret)[0], oracle, spec)
     t0 = time.perf_counter()
-    if spec.select == "random":
-        public = public_scenarios(oracle, spec)
-        hidden = hidden_scenarios(oracle, spec, key, public)
-    else:
-        sel = select_scenarios(oracle, spec, key, workers=workers or os.cpu_count() or 1, progress=log)
-        public, hidden = sel.public, sel.hidden
+    sel = select_scenarios(oracle, spec, key, workers=workers or os.cpu_count() or 1, progress=log)
+    public, hidden = sel.public, sel.hidden
     return Target(oracle, spec, key, public, hidden, spec.probes if probes is None else int(probes), oracle.name,
                   selection_seconds=time.perf_counter() - t0)
 

@@ -60,7 +60,7 @@ from ..oracle import Oracle
 from ..runtimes import get_runtime
 from ..runtimes.base import Limits, Runtime, SessionPool
 from ..runtimes.snapshot import tree_digest
-from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, effective_axes, hidden_scenarios,
+from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_scenarios, effective_axes, hidden_scenarios,
                      pool_scenarios, probe_scenarios, public_scenarios, recon_home)
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
 from .operators import subsample
@@ -142,8 +142,23 @@ def select_scenarios(
         with tempfile.TemporaryDirectory(prefix="recon-reveal-") as scratch:
             named = [*reveal_programs(oracle, spec), *reveal]
             programs = [(label, prepare_workspace(p, Path(scratch) / str(i))[0]) for i, (label, p) in enumerate(named)]
-            return _select(oracle, spec, key, workers, progress, programs, runtime or get_runtime("auto"), budget)
-    return _select(oracle, spec, key, workers, progress, (), None, budget)
+            return _covered(oracle, spec, _select(oracle, spec, key, workers, progress, programs,
+                                                  runtime or get_runtime("auto"), budget), progress)
+    return _covered(oracle, spec, _select(oracle, spec, key, workers, progress, (), None, budget), progress)
+
+
+def _covered(oracle: Oracle, spec: SweepSpec, sel: Selection, progress: Callable[[str], None] | None) -> Selection:
+    """``sel`` with the scenarios the spec's ``cover`` adds to the published ones (on top of
+    ``n_public``, whatever chose them; see :func:`recon.sweep.cover_scenarios`)."""
+    if not spec.cover:
+        return sel
+    added = cover_scenarios(oracle, spec, sel.public, sel.hidden)
+    if progress:
+        progress(f"cover: {len(added)} published scenario(s) added so that every combination of "
+                 + ", ".join("(" + ", ".join(g) + ")" for g in spec.cover) + " is published")
+    report = None if sel.report is None else {**sel.report, "cover": {"groups": [list(g) for g in spec.cover],
+                                                                        "added": len(added)}}
+    return dataclasses.replace(sel, public=[*sel.public, *added], report=report)
 
 
 def _select(oracle: Oracle, spec: SweepSpec, key: bytes, workers: int, progress: Callable[[str], None] | None,
