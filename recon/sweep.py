@@ -37,7 +37,7 @@ from .oracle import Oracle
 
 __all__ = [
     "SweepSpec", "Scenario", "ScenarioRun", "load_spec", "public_scenarios", "hidden_scenarios",
-    "probe_scenarios", "pool_scenarios", "pool_edges", "cover_scenarios", "default_select", "Selection", "derive_task_key", "build_secret",
+    "probe_scenarios", "pool_scenarios", "pool_edges", "cover_draws", "cover_scenarios", "default_select", "Selection", "derive_task_key", "build_secret",
     "run_scenario", "run_scenarios", "DEFAULT_PUBLIC", "DEFAULT_HIDDEN", "DEFAULT_PROBES", "SELECT_STRATEGIES",
 ]
 
@@ -211,35 +211,49 @@ def _check_cover(value: Any, oracle: Oracle, narrowed: dict[str, Any], source: s
     return tuple(tuple(g) for g in value)
 
 
-def cover_scenarios(oracle: Oracle, spec: SweepSpec, public: Sequence[Scenario],
-                    hidden: Iterable[Scenario] = ()) -> list[Scenario]:
-    """Published scenarios for every combination of a ``cover`` group's values that no
-    scenario of ``public`` has (a behaviour only one combination shows would otherwise be
-    seen by hidden scenarios and probes alone), numbered on from ``public``. The other axes
-    are drawn from the spec's seed, never the key, and each added scenario differs from
-    every public and hidden one."""
+def _cover_plan(oracle: Oracle, spec: SweepSpec) -> list[tuple[tuple[str, ...], Scenario]]:
+    """(group, scenario) for every combination of every ``cover`` group's values, in order."""
     if not spec.cover:
         return []
     axes = effective_axes(oracle, spec)
     key = hashlib.sha256(b"recon-cover\x00" + _spec_identity(oracle, spec).encode("utf-8")).digest()
-    used = {s.key() for s in public} | {s.key() for s in hidden}
-    out: list[Scenario] = []
+    used: set[str] = set()
+    out: list[tuple[tuple[str, ...], Scenario]] = []
     for gi, group in enumerate(spec.cover):
-        have = {tuple(canonjson.dumps_compact(s.parameters[a]) for a in group) for s in [*public, *out]}
         choices = [axes[a].values for a in group]   # type: ignore[attr-defined]
         for ci, combo in enumerate(itertools.product(*choices)):
-            if tuple(canonjson.dumps_compact(v) for v in combo) in have:
-                continue
             for attempt in range(MAX_ATTEMPTS):
                 params = {**_draw(axes, key, f"cover-{gi}", ci, attempt, edges=False), **dict(zip(group, combo))}
-                sc = Scenario(f"public_{len(public) + len(out) + 1}", params)
+                sc = Scenario(f"cover_{len(out) + 1}", params)
                 if sc.key() not in used:
                     used.add(sc.key())
-                    out.append(sc)
+                    out.append((group, sc))
                     break
             else:
                 raise SpecError(f"{oracle.name}: cannot draw a scenario with {dict(zip(group, combo))} "
                                 "distinct from the others", hint="widen the other axes, or cover fewer")
+    return out
+
+
+def cover_draws(oracle: Oracle, spec: SweepSpec) -> list[Scenario]:
+    """One scenario for every combination of every ``cover`` group's values, the other axes
+    drawn from the spec's seed, never the key: the scenarios a cover may publish. Hidden
+    scenarios are drawn distinct from all of them (so that publishing one never depends on
+    which scenarios are hidden), and :func:`cover_scenarios` publishes those whose
+    combination the chosen public scenarios lack."""
+    return [sc for _, sc in _cover_plan(oracle, spec)]
+
+
+def cover_scenarios(oracle: Oracle, spec: SweepSpec, public: Sequence[Scenario]) -> list[Scenario]:
+    """The published scenarios a spec's ``cover`` adds to ``public``: the :func:`cover_draws`
+    of every combination no scenario of ``public`` (or an earlier addition) has, numbered on
+    from ``public`` (a behaviour only one combination shows would otherwise be seen by
+    hidden scenarios and probes alone)."""
+    out: list[Scenario] = []
+    for group, sc in _cover_plan(oracle, spec):
+        have = {tuple(canonjson.dumps_compact(s.parameters[a]) for a in group) for s in [*public, *out]}
+        if tuple(canonjson.dumps_compact(sc.parameters[a]) for a in group) not in have:
+            out.append(Scenario(f"public_{len(public) + len(out) + 1}", sc.parameters))
     return out
 
 

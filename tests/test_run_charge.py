@@ -21,10 +21,9 @@ import pytest
 from recon.grader import CHARGE_FLOOR, STRIKES, RunBudget, charge
 from recon.runtimes import Limits, Runtime
 from recon.runtimes.base import RunResult
-from recon.runtimes.bwrap import BwrapRuntime, bwrap_available
 from recon.runtimes.local import LocalRuntime
+from test_sandbox_attacks import _make as make_attacked
 
-IS_ROOT = os.geteuid() == 0
 LIMITS = Limits(wall=30, cpu=30, memory=1 << 30, nproc=32, stdout=1 << 20)
 SCENARIO = {"task": "x", "id": "a", "parameters": {}}
 
@@ -96,15 +95,9 @@ KINDS = ["local", "local-nons", "local-reap", "bwrap"]
 
 
 def _make(kind: str) -> Runtime:
-    if kind == "bwrap":
-        if not bwrap_available():
-            pytest.skip("bwrap cannot create a sandbox here")
-        return BwrapRuntime()
-    if not IS_ROOT and kind != "local-reap":
-        pytest.skip("uid-per-run sandboxes need root")
-    if kind == "local-reap":
+    if kind == "local-reap":   # the supervisor without privilege drop or namespaces
         return LocalRuntime(drop_privileges=False, namespaces=False)
-    return LocalRuntime(namespaces=None if kind == "local" else False)
+    return make_attacked(kind)
 
 
 @pytest.fixture(scope="module", params=KINDS)

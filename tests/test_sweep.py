@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from recon import Bool, Choice, Float, Int, Number, Seed, oracle
 from recon.errors import SpecError
 from recon.mutation.selection import select_scenarios
-from recon.sweep import (SweepSpec, cover_scenarios, derive_task_key, hidden_scenarios, load_spec, probe_scenarios,
+from recon.sweep import (SweepSpec, cover_draws, cover_scenarios, derive_task_key, hidden_scenarios, load_spec, probe_scenarios,
                          public_scenarios, run_scenarios)
 
 
@@ -170,7 +170,11 @@ def test_a_cover_publishes_every_combination_of_its_axes(tmp_path: Path) -> None
         hidden[secret] = sel
     assert hidden[b"one"].public == hidden[b"two"].public       # unkeyed
     assert load_spec(DEMO, spec_file, n_public=3).cover == ()     # --public N: exactly N
-    assert cover_scenarios(DEMO, spec, pub, hidden[b"one"].hidden) == hidden[b"one"].public[2:]
+    assert cover_scenarios(DEMO, spec, pub) == hidden[b"one"].public[2:]
+    # no hidden scenario is any scenario the cover may publish, so what it publishes never
+    # depends on which scenarios are hidden
+    draws = {s.key() for s in cover_draws(DEMO, spec)}
+    assert len(draws) == 6 and not draws & {s.key() for sel in hidden.values() for s in sel.hidden}
     # a narrowed axis is covered as narrowed
     spec_file.write_text('n_public = 1\ncover = [["c"]]\n[axes.c]\nchoices = ["a", "b"]\n')
     narrowed = load_spec(DEMO, spec_file)

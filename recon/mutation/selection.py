@@ -60,8 +60,8 @@ from ..oracle import Oracle
 from ..runtimes import get_runtime
 from ..runtimes.base import Limits, Runtime, SessionPool
 from ..runtimes.snapshot import tree_digest
-from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_scenarios, effective_axes, hidden_scenarios,
-                     pool_scenarios, probe_scenarios, public_scenarios, recon_home)
+from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_draws, cover_scenarios, effective_axes,
+                     hidden_scenarios, pool_scenarios, probe_scenarios, public_scenarios, recon_home)
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
 from .operators import subsample
 from .pool import prepare_workspace
@@ -152,7 +152,7 @@ def _covered(oracle: Oracle, spec: SweepSpec, sel: Selection, progress: Callable
     ``n_public``, whatever chose them; see :func:`recon.sweep.cover_scenarios`)."""
     if not spec.cover:
         return sel
-    added = cover_scenarios(oracle, spec, sel.public, sel.hidden)
+    added = cover_scenarios(oracle, spec, sel.public)
     if progress:
         progress(f"cover: {len(added)} published scenario(s) added so that every combination of "
                  + ", ".join("(" + ", ".join(g) + ")" for g in spec.cover) + " is published")
@@ -165,7 +165,7 @@ def _select(oracle: Oracle, spec: SweepSpec, key: bytes, workers: int, progress:
             reveal: Sequence[tuple[str, Path]], runtime: Runtime | None, budget: float | None) -> Selection:
     if spec.select == "random":
         public = public_scenarios(oracle, spec)
-        return Selection(public, hidden_scenarios(oracle, spec, key, public), "random")
+        return Selection(public, hidden_scenarios(oracle, spec, key, [*public, *cover_draws(oracle, spec)]), "random")
     if spec.select == "stress":
 
         cached = _selection_cache(oracle, spec, key, reveal, budget)
@@ -410,7 +410,9 @@ def stress_selection(
         pool_scenarios(oracle, spec, 2 * len(axes) + 2 + min(n_pub, TARGETED_PUBLIC), seed=spec.seed,
                        taken=pub_pool, prefix="public-edge"))]
     n_cand = max(hidden_factor * core, core + 4)
-    drawn = hidden_scenarios(oracle, dataclasses.replace(spec, n_hidden=n_cand + n_hid - core), key, pub_pool)
+    # hidden draws are distinct from whatever the spec's cover may publish too
+    drawn = hidden_scenarios(oracle, dataclasses.replace(spec, n_hidden=n_cand + n_hid - core), key,
+                             [*pub_pool, *cover_draws(oracle, spec)])
     hid_pool, hid_random = drawn[:n_cand], drawn[n_cand:]
     store = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY) if reuse else None
     with Engine(oracle, workers=workers, log=say, store=store) as eng, contextlib.ExitStack() as stack:
