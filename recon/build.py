@@ -501,10 +501,11 @@ def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, n_public: int, lim
     probes = opts.probes
     runs = n_public + spec.n_hidden + probes
     # Verifier: what one grading's runs may cost (RunBudget: a share of runs x limit, in wall
-    # time at most BUDGET_WALL budgets, plus the runs in flight when it is spent), the probes' oracle calls (each within the wall
-    # limit, as the reference solution's runs are), a margin for start-up; with checkpoints,
-    # once more for every snapshot the agent phase can leave. Declared quantities only, so
-    # a build is reproducible whatever the machine's speed.
+    # time at most BUDGET_WALL budgets, plus the runs in flight when it is spent), the
+    # probes' oracle calls (each within the wall limit, as the reference solution's runs
+    # are), a margin for start-up; with checkpoints, once more for every snapshot the agent
+    # phase can leave. Declared quantities only, so a build is reproducible whatever the
+    # machine's speed.
     gradings = 1 + (int(AGENT_TIMEOUT // opts.checkpoint_every) if opts.checkpoint_every else 0)
     one = runs * limits.wall * BUDGET_SHARE * BUDGET_WALL + 2 * limits.wall + limits.wall * probes
     verifier_timeout = float(int(one * gradings + 300))

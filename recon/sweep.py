@@ -37,7 +37,8 @@ from .oracle import Oracle
 
 __all__ = [
     "SweepSpec", "Scenario", "ScenarioRun", "load_spec", "public_scenarios", "hidden_scenarios",
-    "probe_scenarios", "pool_scenarios", "pool_edges", "cover_draws", "cover_scenarios", "default_select", "Selection", "derive_task_key", "build_secret",
+    "probe_scenarios", "pool_scenarios", "pool_edges", "cover_draws", "cover_scenarios", "default_select", "Selection",
+    "derive_task_key", "build_secret",
     "run_scenario", "run_scenarios", "DEFAULT_PUBLIC", "DEFAULT_HIDDEN", "DEFAULT_PROBES", "SELECT_STRATEGIES",
 ]
 
@@ -199,8 +200,9 @@ def _check_cover(value: Any, oracle: Oracle, narrowed: dict[str, Any], source: s
         for a in g:
             ax = oracle.axes.get(a)
             if not isinstance(ax, Choice):
+                choices = sorted(n for n, x in oracle.axes.items() if isinstance(x, Choice))
                 raise SpecError(f"{source}: cover names {a!r}, which is not a choice axis of {oracle.name!r}",
-                                hint=f"choice axes: {sorted(n for n, x in oracle.axes.items() if isinstance(x, Choice))}")
+                                hint=f"choice axes: {choices}")
             size *= len(ax.narrow(narrowed[a]).values if a in narrowed else ax.values)
         if len(set(g)) != len(g):
             raise SpecError(f"{source}: cover group {g!r} names an axis twice", hint=hint)
@@ -249,11 +251,17 @@ def cover_scenarios(oracle: Oracle, spec: SweepSpec, public: Sequence[Scenario])
     of every combination no scenario of ``public`` (or an earlier addition) has, numbered on
     from ``public`` (a behaviour only one combination shows would otherwise be seen by
     hidden scenarios and probes alone)."""
+    def combo(group: tuple[str, ...], params: dict[str, Any]) -> tuple[str, ...]:
+        return tuple(canonjson.dumps_compact(params[a]) for a in group)
+
     out: list[Scenario] = []
+    have: dict[tuple[str, ...], set[tuple[str, ...]]] = {}
     for group, sc in _cover_plan(oracle, spec):
-        have = {tuple(canonjson.dumps_compact(s.parameters[a]) for a in group) for s in [*public, *out]}
-        if tuple(canonjson.dumps_compact(sc.parameters[a]) for a in group) not in have:
+        if group not in have:   # what is published so far, for this group
+            have[group] = {combo(group, s.parameters) for s in [*public, *out]}
+        if combo(group, sc.parameters) not in have[group]:
             out.append(Scenario(f"public_{len(public) + len(out) + 1}", sc.parameters))
+            have[group].add(combo(group, sc.parameters))
     return out
 
 

@@ -141,7 +141,7 @@ def _runs(rt: Runtime, ws: Path) -> list[tuple[str, RunResult]]:
     return out
 
 
-def _measured(res: RunResult, kind: str, how: str) -> bool:
+def _measured(kind: str, how: str) -> bool:
     # bwrap's cold runs are supervised by bwrap itself: nothing measures them (charged their wall time)
     return not (kind == "bwrap" and how == "cold")
 
@@ -151,7 +151,7 @@ def test_an_honest_run_on_a_busy_machine_is_charged_its_own_time(rt: Runtime, re
     kind = request.node.callspec.params["rt"]
     for how, res in _runs(rt, _ws(tmp_path, BUSY)):
         assert res.exit_code == 0, (how, res.failure())
-        if not _measured(res, kind, how):
+        if not _measured(kind, how):
             assert res.stall_seconds is None and charge(res) == res.seconds
             continue
         assert res.stall_seconds is not None and res.cpu_seconds is not None, how
@@ -168,7 +168,7 @@ def test_a_sleeping_run_is_charged_its_wall_time(rt: Runtime, request: pytest.Fi
     kind = request.node.callspec.params["rt"]
     for how, res in _runs(rt, _ws(tmp_path, SLEEPER)):
         assert res.exit_code == 0, (how, res.failure())
-        if _measured(res, kind, how):
+        if _measured(kind, how):
             assert res.stall_seconds is not None and res.stall_seconds < 0.3, (how, res)
         assert charge(res) >= 0.7 * res.seconds and res.seconds >= 1.0, (how, res)
 
@@ -180,7 +180,7 @@ def test_a_run_crowding_its_own_main_thread_pays_in_cpu_time(rt: Runtime, reques
     kind = request.node.callspec.params["rt"]
     for how, res in _runs(rt, _ws(tmp_path, SELF_CROWDING)):
         assert res.exit_code == 0, (how, res.failure())
-        if not _measured(res, kind, how):
+        if not _measured(kind, how):
             continue
         assert res.stall_seconds is not None and res.stall_seconds > 0.3 * res.seconds, (how, res)
         # the children's CPU time is the run's: several times what its main thread got

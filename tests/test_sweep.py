@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 from recon import Bool, Choice, Float, Int, Number, Seed, oracle
 from recon.errors import SpecError
 from recon.mutation.selection import select_scenarios
-from recon.sweep import (SweepSpec, cover_draws, cover_scenarios, derive_task_key, hidden_scenarios, load_spec, probe_scenarios,
-                         public_scenarios, run_scenarios)
+from recon.sweep import (SweepSpec, cover_draws, cover_scenarios, derive_task_key, hidden_scenarios, load_spec,
+                         probe_scenarios, public_scenarios, run_scenarios)
 
 
 def _demo():  # type: ignore[no-untyped-def]

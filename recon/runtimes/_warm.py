@@ -12,10 +12,11 @@ Protocol, one JSON line each way on the interpreter's stdin and its original std
 * ready: ``{"ready": true, "preloaded": [...]}``
 * job: ``{"stdin": TEXT, "wall": S, "cpu": S, "memory": B, "fsize": B, "nproc": N, "stdout": B, "stderr_tail": C}``
 * reply: ``{"exit": CODE|null, "signal": N|null, "timed_out": B, "overflow": B, "seconds": S,
-  "cpu": S, "stall": S, "stdout": BASE64, "stderr": TEXT, "retire": B}`` (``cpu``: the run's user plus
-  system time, every process it started included (the interpreter is the sandbox's child
-  subreaper: what a run leaves behind is re-parented to it, killed and reaped); ``stall``: the time its main thread was
-  runnable but waiting for a CPU, from ``/proc/PID/schedstat``)
+  "cpu": S, "stall": S, "stdout": BASE64, "stderr": TEXT, "retire": B}`` (``cpu``: the run's user
+  plus system time, every process it started included (the interpreter is the sandbox's
+  child subreaper: what a run leaves behind is re-parented to it, killed and reaped);
+  ``stall``: the time its main thread was runnable but waiting for a CPU, from
+  ``/proc/PID/schedstat``)
 
 Besides its workspace copy, a run can write only the sandbox's /tmp, /dev/shm (sized tmpfs
 each) and the POSIX message queues at /dev/mqueue (/dev itself is read-only under bwrap and
