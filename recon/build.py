@@ -214,6 +214,7 @@ def build_task(
     task_name: str | None = None,
     workers: int = 1,
     progress: Callable[[int], None] | None = None,
+    more: Callable[[int], None] | None = None,
     probes: int | None = None,
     base_image: str = BASE_IMAGE,
     disclose: str | None = None,
@@ -239,6 +240,9 @@ def build_task(
     workspace folders) whose failures the hidden set catches, which published scenarios
     must then show too; ``select_budget`` bounds a stress selection's seconds (0 or None:
     no bound); ``log`` receives its progress lines.
+
+    ``progress(n)``: n more scenarios ran (``spec.n_public + spec.n_hidden`` in all,
+    unless ``more(n)`` said once that n more are published: a cover's).
     """
     oracle = registry.get(name)
     if oracle.reference is None:
@@ -256,6 +260,8 @@ def build_task(
     sel = select_scenarios(oracle, dataclasses.replace(spec, probes=opts.probes), key, workers=workers, progress=log,
                            reveal=[(str(p), Path(p)) for p in reveal], budget=select_budget or None)
     public, hidden = sel.public, sel.hidden
+    if more is not None and len(public) + len(hidden) != spec.n_public + spec.n_hidden:
+        more(len(public) + len(hidden) - spec.n_public - spec.n_hidden)
     rep = sel.report or {}
     if log is not None and (rep.get("unrevealed") or rep.get("program_runs_not_made")):
         log(_unrevealed_warning(rep))

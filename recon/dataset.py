@@ -118,7 +118,7 @@ class DatasetEntry:
 
 
 def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], workers: int,
-               progress: Callable[[int], None] | None) -> DatasetEntry:
+               progress: Callable[[int], None] | None, more: Callable[[int], None] | None = None) -> DatasetEntry:
     oracle = registry.get(name)
     seed = opts.get("seed")
     variant = opts.get("variant")
@@ -129,7 +129,7 @@ def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], w
         task_name = variant_name(name, variant)
     res = build_task(registry, name, out, n_public=opts.get("n_public"), n_hidden=opts.get("n_hidden"), seed=seed,
                      spec_path=opts.get("spec_path"), secret=opts.get("secret"), task_name=task_name,
-                     workers=workers, progress=progress, select=opts.get("select"), log=opts.get("log"),
+                     workers=workers, progress=progress, more=more, select=opts.get("select"), log=opts.get("log"),
                      reveal=opts.get("reveal") or (),
                      **({"select_budget": opts["select_budget"]} if opts.get("select_budget") is not None else {}),
                      **_package_opts(opts))
@@ -145,9 +145,11 @@ def _package_opts(opts: dict[str, Any]) -> dict[str, Any]:
 
 
 def build_one(registry: Registry, name: str, out: Path, *, variant: int | None = None,
-              workers: int = 1, progress: Callable[[int], None] | None = None, **opts: Any) -> DatasetEntry:
-    """Build one task (variant ``variant`` when given) and return its manifest entry."""
-    return _build_one(registry, name, Path(out), {**opts, "variant": variant}, workers, progress)
+              workers: int = 1, progress: Callable[[int], None] | None = None,
+              more: Callable[[int], None] | None = None, **opts: Any) -> DatasetEntry:
+    """Build one task (variant ``variant`` when given) and return its manifest entry;
+    ``progress`` and ``more`` as for :func:`recon.build.build_task`."""
+    return _build_one(registry, name, Path(out), {**opts, "variant": variant}, workers, progress, more)
 
 
 # Worker-process state, inherited through fork (the registry may hold plugin-file
@@ -162,16 +164,29 @@ def _init(registry: Registry, q: Any, workers: int) -> None:
 def _work(name: str, out: str, opts: dict[str, Any]) -> DatasetEntry | str:
     q = _W["queue"]
     try:
-        return _build_one(_W["registry"], name, Path(out), opts, _W["workers"], lambda n: q.put(n))
+        return _build_one(_W["registry"], name, Path(out), opts, _W["workers"], lambda n: q.put(n),
+                          lambda n: q.put(("more", n)))
     except ReconError as exc:  # reported per task by the parent; bugs propagate with their traceback
         return f"{name}: {exc.message}"
 
 
+def _report(step: int | tuple[str, int], progress: Callable[[int], None] | None,
+            more: Callable[[int], None] | None) -> None:
+    """A worker's progress message: scenarios done, or ("more", n) scenarios added."""
+    if isinstance(step, tuple):
+        if more:
+            more(step[1])
+    elif progress:
+        progress(step)
+
+
 def build_all(registry: Registry, out: Path | str, *, names: list[str] | None = None, workers: int | None = None,
-              progress: Callable[[int], None] | None = None, **opts: Any) -> list[DatasetEntry]:
+              progress: Callable[[int], None] | None = None, more: Callable[[int], None] | None = None,
+              **opts: Any) -> list[DatasetEntry]:
     """Build every oracle in ``names`` (default: all registered) into ``out``, up to
     ``workers`` tasks at once, each running its scenarios on up to ``workers``
-    processes; returns the entries in name order.
+    processes; returns the entries in name order. ``progress`` and ``more`` as for
+    :func:`recon.build.build_task`, summed over the tasks.
 
     Tasks differ a lot in cost (one oracle call may take 0.1 s, another 4 s). Building
     tasks side by side and letting each spread its scenarios keeps every core busy
@@ -193,7 +208,7 @@ def build_all(registry: Registry, out: Path | str, *, names: list[str] | None = 
         # One task: parallelise its scenarios instead of tasks.
         for n in names:
             try:
-                results[n] = _build_one(registry, n, out, opts, workers, progress)
+                results[n] = _build_one(registry, n, out, opts, workers, progress, more)
             except ReconError as exc:
                 if len(names) == 1:
                     raise
@@ -207,15 +222,11 @@ def build_all(registry: Registry, out: Path | str, *, names: list[str] | None = 
             while pending:
                 done, _ = wait(list(pending), timeout=0.1, return_when=FIRST_COMPLETED)
                 while not q.empty():
-                    step = q.get()
-                    if progress:
-                        progress(step)
+                    _report(q.get(), progress, more)
                 for fut in done:
                     results[pending.pop(fut)] = fut.result()
         while not q.empty():  # pragma: no cover - late updates
-            step = q.get()
-            if progress:
-                progress(step)
+            _report(q.get(), progress, more)
     failures = [r for r in results.values() if isinstance(r, str)]
     if failures:
         raise BuildError(f"{len(failures)} of {len(names)} task(s) failed to build: " + "; ".join(failures),

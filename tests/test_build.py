@@ -240,3 +240,37 @@ def test_the_build_warning_names_unrevealed_failures_and_runs_left_undone() -> N
     assert "p: a (seen only on graded scenarios), p: b" in both and "3 of their runs" in both
     crowded = _unrevealed_warning({"unrevealed": ["p: b"], "unrevealed_seen": {"p: b": {"publishable": 2}}})
     assert "public slots ran out" in crowded and "--public N" in crowded and "undone" not in crowded
+
+
+def test_the_progress_counts_the_scenarios_a_cover_adds(tmp_path: Path) -> None:
+    """A build announces ``n_public + n_hidden`` scenarios; a cover publishes more, and the
+    build says how many (``more``) before it runs them, so a progress bar ends full."""
+    plugin = tmp_path / "letters.py"
+    (tmp_path / "ref.py").write_text("print('{}')\n")
+    plugin.write_text('''
+from recon import oracle, Choice, Float, Number
+
+@oracle(name="letters", version="1.0.0", title="t", domain="d", toolkit=[], reference="ref.py",
+        description="Counts letters.", axes={"c": Choice(["a", "b", "c", "d"], doc="a letter"),
+                                            "k": Choice([1, 2, 3], doc="a count"),
+                                            "x": Float(0.0, 1.0, doc="a number")},
+        outputs={"n": Number(abs=0.5, doc="the count")})
+def letters(params, evidence):
+    """Repeats a letter."""
+    return {"n": params["k"]}
+''')
+    spec = tmp_path / "letters.toml"
+    spec.write_text('n_public = 2\nn_hidden = 1\nselect = "random"\ncover = [["c", "k"]]\n')
+    reg = Registry()
+    reg.load_plugin_file(plugin)
+    done: list[int] = []
+    added: list[int] = []
+    res = build_task(reg, "letters", tmp_path / "tasks", spec_path=spec, progress=done.append, more=added.append)
+    published = len(load_task(res.path).meta["public"])
+    assert 12 <= published <= 14   # every (letter, count) pair, on top of the two chosen
+    assert added == [published - 2] and sum(done) == published + 1 == 2 + 1 + sum(added)
+    # without a cover nothing is added, and nothing is said
+    spec.write_text('n_public = 2\nn_hidden = 1\nselect = "random"\n')
+    added.clear()
+    build_task(reg, "letters", tmp_path / "again", spec_path=spec, more=added.append)
+    assert added == []

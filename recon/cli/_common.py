@@ -48,14 +48,31 @@ def show_progress(quiet: bool) -> bool:
     return not quiet and sys.stderr.isatty() and os.environ.get("CI") is None
 
 
+class Bar:
+    """What a progress bar is told: ``bar(n)``, n more steps done; ``bar.extend(n)``, n
+    more steps to do than first announced (a build's cover scenarios, known once its
+    scenarios are chosen). Without a bar, both do nothing."""
+
+    def __init__(self, bar: Any = None) -> None:
+        self._bar = bar
+
+    def __call__(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.update(n)
+
+    def extend(self, n: int) -> None:
+        if self._bar is not None and self._bar.length is not None:
+            self._bar.length += n
+
+
 @contextmanager
-def progress(label: str, total: int, quiet: bool) -> Iterator[Callable[[int], None]]:
+def progress(label: str, total: int, quiet: bool) -> Iterator[Bar]:
     """A progress bar on stderr when it is a terminal; a no-op otherwise."""
     if not show_progress(quiet) or total <= 1:
-        yield lambda n: None
+        yield Bar()
         return
     with click.progressbar(length=total, label=label, file=sys.stderr, show_pos=True) as bar:
-        yield bar.update
+        yield Bar(bar)
 
 
 def info(message: str, quiet: bool = False) -> None:

@@ -90,7 +90,8 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
         if disclose:
             label += f" (disclosing the {disclose})"
         with progress(label, spec.n_public + spec.n_hidden, quiet) as bar:
-            entry = build_one(reg, name, out, variant=variant, spec_path=spec_path, workers=workers, progress=bar, **opts)
+            entry = build_one(reg, name, out, variant=variant, spec_path=spec_path, workers=workers, progress=bar,
+                              more=bar.extend, **opts)
         info(f"built {entry.path} ({entry.n_public} public, {entry.n_hidden} hidden scenarios; seed {entry.seed}; "
              f"oracle {entry.oracle_seconds:.2f} s, wall {time.perf_counter() - t0:.2f} s; "
              f"hidden scenarios keyed by {entry.secret_source})", quiet)
@@ -114,7 +115,8 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
     specs = [load_spec(reg.get(n), None, n_public=n_public, n_hidden=n_hidden, seed=seed) for n in names]
     total = sum(sp.n_public + sp.n_hidden for sp in specs)
     with progress(f"build {len(names)} tasks", total, quiet) as bar:
-        entries = build_all(reg, out, names=names, workers=workers, progress=bar, variant=variant, **opts)
+        entries = build_all(reg, out, names=names, workers=workers, progress=bar, more=bar.extend, variant=variant,
+                            **opts)
     manifest = write_manifest(out, entries, dataset_name=dataset_name, dataset_version=dataset_version,
                               relative_paths=registry_relative)
     oracle_s = sum(e.oracle_seconds for e in entries)
