@@ -263,7 +263,8 @@ def build_task(
     if more is not None and len(public) + len(hidden) != spec.n_public + spec.n_hidden:
         more(len(public) + len(hidden) - spec.n_public - spec.n_hidden)
     rep = sel.report or {}
-    if log is not None and (rep.get("unrevealed") or rep.get("program_runs_not_made")):
+    if log is not None and (rep.get("unrevealed") or rep.get("consequences_unshown")
+                            or rep.get("program_runs_not_made")):
         log(_unrevealed_warning(rep))
     toolkit = pinned(list(dict.fromkeys(oracle.toolkit)))
     verifier_pins = pinned(list(dict.fromkeys([*VERIFIER_PACKAGES, *oracle.dependencies])))
@@ -289,6 +290,17 @@ def _unrevealed_warning(rep: dict[str, Any]) -> str:
     """The build's warning when the published scenarios do not show every failure of the
     revealed programs: which, and why (see the selection report's ``unrevealed_seen``)."""
     unrevealed = list(rep.get("unrevealed") or [])
+    beside = list(rep.get("consequences_unshown") or [])
+    if beside:
+        # fields seen failing only beside a failure of a field they are computed from: the
+        # audit counts such a field hidden-only wherever it fails alone
+        text = (f"warning: no published scenario shows {', '.join(beside)} failing (seen only beside a failure of "
+                "a field it is computed from; the fairness audit counts the field hidden-only wherever it fails "
+                "alone on a graded scenario)")
+        rest = _unrevealed_warning({**rep, "consequences_unshown": []})
+        if unrevealed or rep.get("program_runs_not_made"):
+            return text + "\n" + rest
+        return text
     seen = rep.get("unrevealed_seen") or {}
     graded_only = [b for b in unrevealed if not seen.get(b, {}).get("publishable")]
     names = ", ".join(f"{b} (seen only on graded scenarios)" if b in graded_only else b for b in unrevealed)

@@ -240,6 +240,11 @@ def test_the_build_warning_names_unrevealed_failures_and_runs_left_undone() -> N
     assert "p: a (seen only on graded scenarios), p: b" in both and "3 of their runs" in both
     crowded = _unrevealed_warning({"unrevealed": ["p: b"], "unrevealed_seen": {"p: b": {"publishable": 2}}})
     assert "public slots ran out" in crowded and "--public N" in crowded and "undone" not in crowded
+    beside = _unrevealed_warning({"unrevealed": [], "consequences_unshown": ["trial 9: converged"]})
+    assert beside.startswith("warning: no published scenario shows trial 9: converged failing")
+    assert "hidden-only" in beside and "\n" not in beside
+    with_undone = _unrevealed_warning({"unrevealed": [], "consequences_unshown": ["q: c"], "program_runs_not_made": 5})
+    assert with_undone.splitlines()[1].startswith("warning: the published scenarios show every failure")
 
 
 def test_the_progress_counts_the_scenarios_a_cover_adds(tmp_path: Path) -> None:

@@ -82,7 +82,7 @@ PUBLIC_FACTOR = 3
 #: candidates' generation when it counted that too.)
 SELECTION_BUDGET = 75.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 10
+SELECTION_ALGORITHM = 11
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
@@ -495,11 +495,12 @@ def stress_selection(
             shows.run(R)
             R += shows.run_draws(draws[len(hid_random):])
         behaviours = shows.caught(R)   # (program, field) pairs the hidden set or a probe may catch
-        # ... and the fields caught only beside their cause: shown failing too where a
-        # candidate can (the audit takes a field as shown once a published scenario shows it
-        # failing at all, and its failures of its own may be rarer than these draws can meet:
-        # lidar_icp's converged failed alone on 1 graded cell in 140, beside its cause on 6
-        # and on none of a build's draws), but never required, nor searched for
+        # ... and the fields caught only beside their cause: shown failing too, searched for
+        # like the rest. The audit takes a field as shown once a published scenario shows it
+        # failing at all, and its failures of its own may be rarer than these draws can
+        # meet: lidar_icp's trial 9 failed `converged` beside its cause on these draws and
+        # alone on 2 of the audit's 140 graded cells, which made the field hidden-only
+        # where no published scenario showed it failing.
         consequences = shows.caught(R, consequences=True)
         points.update({c: unit_point(axes, eng.cases[c].scenario.parameters) for c in R})
 
@@ -549,7 +550,7 @@ def stress_selection(
             # behaviour. Fresh probe draws under a nonce no grading uses are independent
             # draws from the generator a grading draws from: the programs that still have
             # such a failure run on them, and one that shows it may be published.
-            unshown = [b for b, cs in shows.rows_by_name(behaviours, cands).items() if not cs]
+            unshown = [b for b, cs in shows.rows_by_name([*behaviours, *consequences], cands).items() if not cs]
             if not unshown or shows.spent():
                 break
             fresh = [dataclasses.replace(sc, id=f"reveal_{round_}_{i + 1}") for i, sc in enumerate(
