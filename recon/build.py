@@ -297,9 +297,8 @@ def _unrevealed_warning(rep: dict[str, Any]) -> str:
         text = (f"warning: no published scenario shows {', '.join(beside)} failing (seen only beside a failure of "
                 "a field it is computed from; the fairness audit counts the field hidden-only wherever it fails "
                 "alone on a graded scenario)")
-        rest = _unrevealed_warning({**rep, "consequences_unshown": []})
         if unrevealed or rep.get("program_runs_not_made"):
-            return text + "\n" + rest
+            return text + "\n" + _unrevealed_warning({**rep, "consequences_unshown": []})
         return text
     seen = rep.get("unrevealed_seen") or {}
     graded_only = [b for b in unrevealed if not seen.get(b, {}).get("publishable")]
