@@ -445,6 +445,17 @@ class PublicOnly:
         self.params = [dict(p) for p, _ in public]
         self.truths = [dict(t) for _, t in public]
         self._design = self._features_fit()
+        # what does not depend on the graded scenario (a mode, a circular median, the
+        # linear fit's weights), worked out once per field and position: with hundreds of
+        # public scenarios a mode is quadratic in them, and it was redone for every cell
+        self._memo: dict[tuple[Any, ...], Any] = {}
+
+    def _once(self, key: tuple[Any, ...] | None, make: Callable[[], Any]) -> Any:
+        if key is None:
+            return make()
+        if key not in self._memo:
+            self._memo[key] = make()
+        return self._memo[key]
 
     # the linear model's design: numeric axes on [0, 1], booleans 0/1, one-hot choices
     def _features(self, params: Mapping[str, Any]) -> list[float]:
@@ -465,17 +476,21 @@ class PublicOnly:
     def _features_fit(self) -> list[list[float]]:
         return [self._features(p) for p in self.params]
 
-    def _linear(self, ys: Sequence[float], params: Mapping[str, Any]) -> float | None:
+    def _linear(self, ys: Sequence[float], params: Mapping[str, Any], key: tuple[Any, ...] | None = None) -> float | None:
         import numpy as np  # noqa: PLC0415 - heavy, needed only at rung 5
 
         if len(ys) < 2 or not self._design or not self._design[0]:
             return None
-        x = np.asarray(self._design, dtype=float)
-        y = np.asarray(ys, dtype=float)
-        xm, ym = x.mean(axis=0), y.mean()
-        xc = x - xm
-        # ridge on centred features: the intercept (the mean) is not shrunk
-        w = np.linalg.solve(xc.T @ xc + RIDGE * np.eye(x.shape[1]), xc.T @ (y - ym))
+
+        def fit() -> tuple[Any, Any, float]:
+            x = np.asarray(self._design, dtype=float)
+            y = np.asarray(ys, dtype=float)
+            xm, ym = x.mean(axis=0), y.mean()
+            xc = x - xm
+            # ridge on centred features: the intercept (the mean) is not shrunk
+            return xm, np.linalg.solve(xc.T @ xc + RIDGE * np.eye(x.shape[1]), xc.T @ (y - ym)), float(ym)
+
+        xm, w, ym = self._once(None if key is None else ("linear", *key), fit)
         pred = float(ym + (np.asarray(self._features(params), dtype=float) - xm) @ w)
         return pred if math.isfinite(pred) else None
 
@@ -494,22 +509,25 @@ class PublicOnly:
         nearest = values[min(range(len(values)), key=lambda i: dist[i])]
         preds: list[tuple[str, Any]] = [("nearest", nearest)]
         kind = spec["kind"]
+        mode = ("mode", self._once(("mode", name), lambda: self._mode(spec, values)))
         if kind in NUMERIC:
-            preds += self._numeric(spec, [float(v) for v in values], dist, params)
+            preds += self._numeric(spec, [float(v) for v in values], dist, params, key=(name,))
         elif kind == "sequence":
-            preds.append(("mode", self._mode(spec, values)))
+            preds.append(mode)
             if isinstance(like, list):
-                preds += self._elementwise(spec["item"], values, dist, len(like), nearest)
+                preds += self._elementwise(spec["item"], values, dist, len(like), nearest, key=(name,))
         elif kind == "set":
-            preds.append(("mode", self._mode(spec, values)))
-            preds += self._set_votes(spec, values)
+            preds.append(mode)
+            preds += self._once(("votes", name), lambda: self._set_votes(spec, values))
         else:
-            preds.append(("mode", self._mode(spec, values)))
+            preds.append(mode)
         return preds
 
     def _numeric(self, spec: Mapping[str, Any], nums: list[float], dist: list[float],
-                 params: Mapping[str, Any] | None) -> list[tuple[str, Any]]:
-        """IDW, mean, median and (given parameters) the linear fit of numeric values."""
+                 params: Mapping[str, Any] | None, key: tuple[Any, ...] | None = None) -> list[tuple[str, Any]]:
+        """IDW, mean, median and (given parameters) the linear fit of numeric values.
+        ``key``: the field (and position) ``nums`` are the public values of, for the parts
+        that do not depend on the graded scenario (worked out once)."""
         kind = spec["kind"]
         raw: list[tuple[str, float | None]] = []
         if kind == "angle":
@@ -519,13 +537,16 @@ class PublicOnly:
                             _circular_mean(nums, [d ** -p for d in dist], period)))
             raw.append(("mean", _circular_mean(nums, [1.0] * len(nums), period)))
             # the circular median: the public value closest to all others
-            raw.append(("median", min(nums, key=lambda v: sum(cell_distance(spec, v, u) for u in nums))))
+            raw.append(("median", self._once(None if key is None else ("median", *key), lambda: min(
+                nums, key=lambda v: sum(cell_distance(spec, v, u) for u in nums)))))
             if params is not None:
-                lin_s = self._linear([math.sin(2 * math.pi * v / period) for v in nums], params)
-                lin_c = self._linear([math.cos(2 * math.pi * v / period) for v in nums], params)
+                lin_s = self._linear([math.sin(2 * math.pi * v / period) for v in nums], params,
+                                     None if key is None else ("sin", *key))
+                lin_c = self._linear([math.cos(2 * math.pi * v / period) for v in nums], params,
+                                     None if key is None else ("cos", *key))
                 raw.append(("linear", None if lin_s is None or lin_c is None else
                             (math.atan2(lin_s, lin_c) * period / (2 * math.pi)) % period))
-                lin = self._linear(nums, params)
+                lin = self._linear(nums, params, key)
                 raw.append(("linear-raw", None if lin is None else lin % period))
         else:
             for p in IDW_POWERS:
@@ -536,7 +557,7 @@ class PublicOnly:
             mid = len(ordered) // 2
             raw.append(("median", ordered[mid] if len(ordered) % 2 else (ordered[mid - 1] + ordered[mid]) / 2))
             if params is not None:
-                raw.append(("linear", self._linear(nums, params)))
+                raw.append(("linear", self._linear(nums, params, key)))
         out: list[tuple[str, Any]] = []
         for label, v in raw:
             if v is None or not math.isfinite(v):
@@ -545,7 +566,7 @@ class PublicOnly:
         return out
 
     def _elementwise(self, item: Mapping[str, Any], values: list[Any], dist: list[float], length: int,
-                     nearest: Any) -> list[tuple[str, Any]]:
+                     nearest: Any, key: tuple[Any, ...] | None = None) -> list[tuple[str, Any]]:
         """Sequences of ``length`` built position by position from the public sequences:
         the mean, median and inverse-distance mean of the public items at each position
         (a position no public sequence reaches takes the statistic over all their items),
@@ -561,11 +582,13 @@ class PublicOnly:
             here = [(sq[i], d) for sq, d in zip(seqs, dist) if i < len(sq)]
             column = [x for x, _ in here] if here else pooled
             weights = [d for _, d in here] if here else [1.0] * len(pooled)
+            at = None if key is None else (*key, i)
             if item["kind"] in NUMERIC and all(_is_num(x) for x in column):
-                for label, v in self._numeric(item, [float(x) for x in column], weights, None):
+                for label, v in self._numeric(item, [float(x) for x in column], weights, None, at):
                     labels.setdefault(f"elementwise-{label}", []).append(v)
             else:
-                labels.setdefault("elementwise-mode", []).append(self._mode(item, column))
+                labels.setdefault("elementwise-mode", []).append(
+                    self._once(None if at is None else ("mode", *at), lambda: self._mode(item, column)))
         near = nearest if isinstance(nearest, list) else []
         if near:
             labels["elementwise-nearest"] = [near[min(i, len(near) - 1)] for i in range(length)]
