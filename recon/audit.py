@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from . import canonjson, compare
 from .baselines import IGNORED
-from .checks import Outcome
+from .checks import Graded, Outcome
 from .errors import TaskError
 from .grader import RunMemo, draw_probes, grade, graded_from, resolve_oracle, run_outcomes
 from .mutation.pool import PreparedPool, evaluate_program, prepare_pool, prepare_workspace
@@ -130,7 +130,9 @@ def baseline_workspace(task: Task, program: Path, dest: Path) -> Path:
 # hidden and probe scenarios of a built task, and reports, per program and field, the
 # graded cells it fails while it passes that field on every public scenario: hidden-only
 # failures. For each, it runs the program on a pool of generated scenarios and lists
-# those that would have shown the behaviour publicly.
+# those that would have shown the behaviour publicly. A program runs on the graded set
+# first and on the public scenarios only as far as its graded failures need: until each
+# field it fails there has failed publicly too.
 
 DEFAULT_POOL = 40
 SHOWN = 5   # revealing pool scenarios listed per behaviour
@@ -141,7 +143,7 @@ class FieldAudit:
     """One program's verdicts on one output field."""
 
     field: str
-    public_failed: list[str]            # public scenario ids where the field fails
+    public_failed: list[str]            # public scenario ids where the field fails (of those run)
     graded_failed: list[str]            # hidden and probe cells where it fails
     graded_checked: int
     revealing: list[dict[str, Any]] = dataclasses.field(default_factory=list)   # pool scenarios showing it
@@ -169,13 +171,16 @@ class ProgramAudit:
     fields: dict[str, FieldAudit]
     contract: dict[str, str]            # scenario id -> why the run gave no usable output
     runs: int
+    public_run: int = 0                 # public scenarios run: as many as the verdicts needed ...
+    public_total: int = 0               # ... of these (see _public_until_shown)
 
     @property
     def hidden_only(self) -> list[FieldAudit]:
         return [f for f in self.fields.values() if f.hidden_only]
 
     def to_json(self) -> dict[str, Any]:
-        return {"program": self.label, "runs": self.runs, "contract_failures": self.contract,
+        return {"program": self.label, "runs": self.runs, "public_run": self.public_run,
+                "public_total": self.public_total, "contract_failures": self.contract,
                 "hidden_only": [f.field for f in self.hidden_only],
                 "fields": [self.fields[n].to_json() for n in sorted(self.fields)]}
 
@@ -264,9 +269,13 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
             # warm sessions: the program's start and imports once per worker, not per run
             # (what differs from a grading is speed only: a failure is confirmed cold)
             with SessionPool(rt, snap.path, t.limits, app_dir=t.app_dir) as sessions:
-                outcomes = run_outcomes(rt, snap.path, public + graded, t.limits, t.app_dir, fields, workers,
-                                        sessions=sessions, memo=memo)
-            audit = _program_audit(label, outcomes, fields, len(public), oracle)
+                def run(items: list[Graded], pool: SessionPool = sessions, path: Path = snap.path) -> list[Outcome]:
+                    return run_outcomes(rt, path, items, t.limits, t.app_dir, fields, workers,
+                                        sessions=pool, memo=memo)
+
+                graded_out = run(graded)
+                public_out = _public_until_shown(run, public, graded_out, fields, workers)
+            audit = _program_audit(label, public_out, graded_out, fields, oracle, len(public))
             if audit.hidden_only:
                 if pool is None:
                     spec = SweepSpec(**{k: t.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
@@ -285,13 +294,45 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
     return AuditReport(str(t.meta["task"]), list(nonces), len(graded), report_programs, pool_size)
 
 
-def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[str, Any]], n_public: int,
-                   oracle: Oracle) -> ProgramAudit:
+def _failing(outcome: Outcome, fields: dict[str, dict[str, Any]]) -> set[str]:
+    """The fields one run fails (all of them without usable output)."""
+    if not outcome.ok:
+        return set(fields)
+    return {n for n, spec in fields.items() if not compare.within(spec, outcome.output[n], outcome.graded.truth[n])}
+
+
+def _public_until_shown(run: Callable[[list[Graded]], list[Outcome]], public: list[Graded], graded: list[Outcome],
+                        fields: dict[str, dict[str, Any]], workers: int) -> list[Outcome]:
+    """The program's outcomes on the public scenarios, in order, as far as the verdicts
+    need them: until every field it fails on a graded cell has failed on one of them too.
+    A field that fails on no graded cell cannot be hidden-only, and one already seen
+    failing publicly is shown, however often it fails elsewhere: a program that passes
+    the whole graded set runs on no public scenario, and one whose graded failures all
+    show early stops early. Only a field that is really hidden-only (or shown late) needs
+    every public scenario. The same verdicts as running them all, not the same counts."""
+    wanted: set[str] = set()
+    for oc in graded:
+        wanted |= _failing(oc, fields)
+    out: list[Outcome] = []
+    step = max(4 * workers, 8)
+    for i in range(0, len(public), step):
+        if not wanted:
+            break
+        chunk = run(public[i:i + step])
+        for oc in chunk:
+            wanted -= _failing(oc, fields)
+        out += chunk
+    return out
+
+
+def _program_audit(label: str, public: list[Outcome], graded: list[Outcome], fields: dict[str, dict[str, Any]],
+                   oracle: Oracle, n_public: int) -> ProgramAudit:
     per = {n: FieldAudit(n, [], [], 0) for n in fields}
     contract: dict[str, str] = {}
     failing: dict[str, set[str]] = {}   # graded scenario id -> the fields failing there (usable output)
+    outcomes = [*public, *graded]
     for k, oc in enumerate(outcomes):
-        is_public = k < n_public
+        is_public = k < len(public)
         if not oc.ok:
             contract[oc.graded.id] = "; ".join(oc.problems)[:200]
             for n in fields:   # no usable output fails every field where it happens
@@ -314,7 +355,7 @@ def _program_audit(label: str, outcomes: list[Outcome], fields: dict[str, dict[s
         shown = {n for n, f in per.items() if f.public_failed}
         for n, f in per.items():
             f.explained = [c for c in f.graded_failed if c in failing and oracle.explained(n, failing[c], shown)]
-    return ProgramAudit(label, per, contract, len(outcomes))
+    return ProgramAudit(label, per, contract, len(outcomes), len(public), n_public)
 
 
 def audit_baselines(task: Task, oracle: Oracle, *, runtime: Runtime, registry: Registry | None = None,

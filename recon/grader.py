@@ -214,9 +214,15 @@ class RunMemo:
 
     @staticmethod
     def scenario_key(g: Graded) -> str:
-        h = hashlib.sha256(canonjson.dumps_compact(g.document).encode("utf-8"))
-        for name in sorted(g.inputs):
-            h.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(Path(g.inputs[name]).read_bytes()).digest())
+        return RunMemo.document_key(g.document, g.inputs)
+
+    @staticmethod
+    def document_key(document: dict[str, Any], inputs: dict[str, Path]) -> str:
+        """What decides a run besides the program: the scenario document and the content of
+        each input file."""
+        h = hashlib.sha256(canonjson.dumps_compact(document).encode("utf-8"))
+        for name in sorted(inputs):
+            h.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(Path(inputs[name]).read_bytes()).digest())
         return h.hexdigest()
 
     def _file(self, folder: Path, program: str) -> Path:
@@ -242,21 +248,31 @@ class RunMemo:
         runs = read_private(self._file(folder, program), self.context).get("runs")
         return runs if isinstance(runs, dict) else {}
 
-    def run(self, key: tuple[str, str], start: Callable[[], RunResult]) -> RunResult:
-        """The kept result for ``key``, else ``start()``'s (kept when the run was clean)."""
+    def get(self, key: tuple[str, str]) -> RunResult | None:
+        """The kept result for ``key``, if any (counted as a hit)."""
         with self._lock:
             self._load(key[0])
             kept = self._runs.get(key)
             if kept is not None:
                 self.hits += 1
                 self.kept_hits += key in self._from_disk
-                return kept
+            return kept
+
+    def run(self, key: tuple[str, str], start: Callable[[], RunResult]) -> RunResult:
+        """The kept result for ``key``, else ``start()``'s (kept when the run was clean)."""
+        kept = self.get(key)
+        if kept is not None:
+            return kept
         res = start()
+        self.put(key, res)
+        return res
+
+    def put(self, key: tuple[str, str], res: RunResult) -> None:
+        """Keep ``res`` for ``key`` when the run was clean."""
         if res.failure() is None:
             with self._lock:
                 self._runs[key] = res
                 self._new.add(key[0])
-        return res
 
     def save(self) -> None:
         """Write the programs' new runs to the kept files, merged with what another process

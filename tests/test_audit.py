@@ -14,7 +14,7 @@ from recon import Registry, canonjson
 from recon.audit import audit_programs, baseline_workspace
 from recon.build import build_task
 from recon.audit import DEFAULT_NONCES
-from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE
+from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE, reveal_draw_key
 from recon.sweep import SweepSpec, probe_scenarios
 from recon.grader import RunMemo, grade, run_outcomes
 from recon.runtimes import get_runtime
@@ -66,6 +66,30 @@ def test_the_audit_finds_hidden_only_failures_and_the_scenarios_that_would_show_
     assert not by["reference"].hidden_only and not any(f.graded_failed for f in by["reference"].fields.values())
     assert not report.fair and report.hidden_only == 1
     assert "count: fails" in report.render() and "shown by" in report.render()
+
+
+def test_the_audit_runs_public_scenarios_only_as_far_as_its_verdicts_need(registry: Registry,
+                                                                          tmp_path: Path) -> None:
+    """A program runs on the graded set first, then on the public scenarios in chunks until
+    every field it fails on a graded cell has failed publicly too: one that passes the
+    graded set runs on no public scenario, one whose failures show in the first chunk stops
+    there, and only a hidden-only field needs every public scenario. The verdicts are those
+    of running them all."""
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=24, n_hidden=6, probes=2,
+                      select="random").path
+    top = max(sd.parameters["a"] for sd in load_task(task).public())
+    common = _wrong(tmp_path, "common", "True")
+    rare = _wrong(tmp_path, "rare", f'p["a"] > {top + (4.0 - top) / 3:.4f}')
+    programs = [("reference", task / "solution"), ("common", common), ("rare", rare)]
+    report = audit_programs(task, programs, runtime="local", registry=registry, nonces=["n1", "n2", "n3", "n4"],
+                            pool_size=0, workers=1)
+    by = {p.label: p for p in report.programs}
+    assert [(by[k].public_run, by[k].public_total) for k in ("reference", "common", "rare")] == \
+        [(0, 24), (8, 24), (24, 24)]
+    assert by["common"].fields["count"].public_failed == [f"public_{i}" for i in range(1, 9)]
+    assert not by["common"].hidden_only and [f.field for f in by["rare"].hidden_only] == ["count"]
+    assert not by["reference"].hidden_only
+    assert report.to_json()["programs"][1]["public_run"] == 8
 
 
 RETURN = '''    return {"terms": terms, "summary": summary, "count": sum(t > 1.0 for t in terms),
@@ -150,9 +174,44 @@ def test_reveal_makes_a_public_scenario_show_what_the_hidden_set_catches(registr
     assert audit.fair
 
 
-def test_a_spec_gives_the_revealed_programs_a_budget_of_their_own(registry: Registry, tmp_path: Path) -> None:
+def test_a_rebuild_with_another_secret_or_one_more_program_reruns_only_what_is_new(
+        registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The revealing probe draws come from the spec's seed, not the secret, and the revealed
+    programs' runs are kept by their content: another secret reruns only the hidden
+    candidates' runs (keyed), one more program only its own, with the same verdicts as in a
+    home that kept nothing."""
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
+    rare = _wrong(tmp_path, "rare", 'p["a"] > 3.6')
+    other = _wrong(tmp_path, "other", 'p["b"] > 2.5')
+    common = {"n_public": 4, "n_hidden": 10, "probes": 2, "select": "stress"}
+
+    def report(out: str, secret: str, programs: list[Path]) -> dict:
+        task = build_task(registry, "tiny_series", tmp_path / out, secret=secret, reveal=programs, **common).path
+        return canonjson.read(task / "tests" / "selection.json")
+
+    first = report("a", "secret-a", [rare])
+    assert first["program_runs_kept"] == 0 and first["program_runs_not_made"] == 0
+    again = report("b", "secret-b", [rare])
+    # the probe draws (2 gradings' worth x REVEAL_GRADINGS) are the same draws: kept
+    assert again["program_runs_kept"] >= 2 * REVEAL_GRADINGS
+    assert again["program_runs_kept"] < again["program_runs"]   # the hidden candidates are keyed
+    more = report("c", "secret-b", [rare, other])
+    # the same secret and one more program: every run of the first is kept, the new one's made
+    assert more["program_runs_kept"] == again["program_runs"] < more["program_runs"]
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "fresh"))
+    cold = report("d", "secret-b", [rare, other])
+    assert cold["program_runs_kept"] == 0
+    for k in ("revealed", "unrevealed", "consequences"):
+        assert more[k] == cold[k]
+    assert load_task(tmp_path / "c" / "tiny_series").public()[0].parameters == \
+        load_task(tmp_path / "d" / "tiny_series").public()[0].parameters
+
+
+def test_a_spec_gives_the_revealed_programs_a_budget_of_their_own(registry: Registry, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """``reveal_budget`` bounds the revealed programs' runs, apart from the mutants'; the
     report says how long they had and what it left undone, and a larger one runs them all."""
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))   # nothing kept by other tests
     rare = _wrong(tmp_path, "rare", 'p["a"] > 3.6')
     reports = {}
     for seconds in (0.001, 600):
@@ -180,14 +239,15 @@ def test_a_spec_gives_the_revealed_programs_a_budget_of_their_own(registry: Regi
 def test_reveal_runs_the_programs_where_probes_may_land_not_only_on_hidden_candidates(registry: Registry,
                                                                                       tmp_path: Path) -> None:
     """A program wrong at a single point, one of the probe draws the build makes for
-    revealing (and no hidden candidate): the selection sees the failure, and since no
+    revealing (drawn from the spec's seed, whatever the secret; no hidden candidate): the
+    selection sees the failure, and since no
     drawn public candidate can show a single point, it publishes that draw, which no
     grading uses."""
     plain = load_task(build_task(registry, "tiny_series", tmp_path / "plain", n_public=8, n_hidden=10, probes=6,
                                  select="random").path)
     spec = SweepSpec(**{k: plain.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
-    [draw, *_] = probe_scenarios(registry.get("tiny_series"), spec, bytes.fromhex(plain.meta["task_key"]),
-                                 REVEAL_NONCE, 6, [], [])
+    draws = probe_scenarios(registry.get("tiny_series"), spec, reveal_draw_key(spec), REVEAL_NONCE, 6, [], [])
+    draw = next(d for d in draws if 0.5 < d.parameters["a"] < 4.0)   # off the edges, which candidates cover
     point = _wrong(tmp_path, "point", f'abs(p["a"] - {draw.parameters["a"]!r}) < 1e-12')
     task = build_task(registry, "tiny_series", tmp_path / "t", n_public=8, n_hidden=10, probes=6, select="stress",
                       reveal=[point]).path
@@ -292,7 +352,8 @@ def test_an_audit_runs_only_what_a_grading_of_the_same_program_did_not(registry:
     assert g["reward"] == 1.0 and memo.hits == 0
     audit = {"runtime": "local", "registry": registry, "nonces": ["n1", "n2"], "pool_size": 10}
     shared = audit_programs(task, [("reference", ws)], memo=memo, probe_cache=probes, **audit)
-    assert memo.hits == g["runs"] == 4 + 6 + 2
+    # the graded runs come from the grading; a program passing them all needs no public run
+    assert g["runs"] == 4 + 6 + 2 and memo.hits == 6 + 2 and shared.programs[0].public_run == 0
     assert shared.to_json() == audit_programs(task, [("reference", ws)], **audit).to_json()
     # a memo is for an author's programs in warm sessions: never for a submission under test
     with pytest.raises(ValueError, match="never a submission"):
@@ -320,7 +381,7 @@ def test_a_kept_run_memo_serves_the_next_process(registry: Registry, tmp_path: P
     assert (folder.stat().st_mode & 0o777) == 0o700 and len(list(folder.iterdir())) == 1
     again = RunMemo.kept(rt, task.limits)
     assert audit_programs(task, [("reference", ws)], memo=again, **audit).to_json() == report
-    assert again.kept_hits == again.hits == 4 + 6 + 2 * 2
+    assert again.kept_hits == again.hits == 6 + 2 * 2   # the graded runs (it passes them: no public one)
     # other limits are another context; a changed program another workspace
     other = RunMemo.kept(rt, dataclasses.replace(task.limits, wall=task.limits.wall + 1))
     audit_programs(task, [("reference", ws)], memo=other, **audit)
@@ -371,7 +432,7 @@ def test_an_audited_program_cannot_plant_or_read_kept_runs(registry: Registry, t
     # the second audit reads only what the first kept (its own runs, every one of them)
     again = RunMemo.kept(rt, task.limits)
     assert audit_programs(task, [("hostile", ws)], memo=again, **audit).to_json() == report.to_json()
-    assert again.kept_hits == 4 + 6 + 2 and not (folder / "planted.json").exists()
+    assert again.kept_hits == 6 + 2 and not (folder / "planted.json").exists()
 
 
 def test_a_run_memo_keeps_clean_runs_only() -> None:

@@ -56,6 +56,7 @@ from .._version import __version__
 from ..axes import Axis, Choice, Float, Int, Seed
 from ..errors import ReconError, SpecError
 from ..fsutil import write_private
+from ..grader import RunMemo
 from ..oracle import Oracle
 from ..runtimes import get_runtime
 from ..runtimes.base import Limits, Runtime, SessionPool
@@ -82,7 +83,7 @@ PUBLIC_FACTOR = 3
 #: candidates' generation when it counted that too.)
 SELECTION_BUDGET = 75.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 11
+SELECTION_ALGORITHM = 12
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
@@ -96,6 +97,14 @@ SHOW_TRIES = 16          # public candidates tried, nearest first, for each fail
 SHOW_WANT = 3            # ... until this many show it (the cover then has a choice)
 BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
 EASY = 3
+
+
+def reveal_draw_key(spec: SweepSpec) -> bytes:
+    """The key of the revealing probe draws: the spec's seed, never the task key. No
+    grading uses them, so they need no secret; drawn alike for every secret, a program's
+    runs on them are kept across builds (``$RECON_HOME/cache/runs``), and a rebuild with
+    another secret, or with one more program to reveal, runs only what is new."""
+    return hashlib.sha256(b"recon-reveal-draws\0" + str(spec.seed).encode("ascii")).digest()
 
 
 def reveal_programs(oracle: Oracle, spec: SweepSpec) -> list[tuple[str, Path]]:
@@ -473,7 +482,8 @@ def stress_selection(
         # budget, in proportion at another), else the mutants'; no budget bounds neither
         reveal_budget = (spec.reveal_budget * budget / SELECTION_BUDGET if spec.reveal_budget else budget) if budget \
             else None
-        shows = stack.enter_context(contextlib.closing(_Revealer(eng, reveal, runtime, workers, say, reveal_budget)))
+        shows = stack.enter_context(contextlib.closing(_Revealer(eng, reveal, runtime, workers, say, reveal_budget,
+                                                                 keep=reuse)))
         # What the revealed programs must be shown failing: whatever the hidden set and a
         # grading's probes may catch. Both are keyed draws from the generator, so the
         # programs run on the chosen hidden scenarios, the set's random draws, the other
@@ -485,7 +495,7 @@ def stress_selection(
         graded: set[int] = set(chosen_h)   # of R, what gradings use (the rest may be published)
         if reveal:
             draws = [dataclasses.replace(sc, id=f"reveal_{i + 1}") for i, sc in enumerate(
-                [*hid_random, *probe_scenarios(oracle, spec, key, REVEAL_NONCE, spec.probes * REVEAL_GRADINGS,
+                [*hid_random, *probe_scenarios(oracle, spec, reveal_draw_key(spec), REVEAL_NONCE, spec.probes * REVEAL_GRADINGS,
                                                pub_pool, [*hid_pool, *hid_random])])]
             D = eng.add_scenarios(draws[:len(hid_random)], "reveal-draws", traced=False)
             eng.generate()
@@ -554,7 +564,8 @@ def stress_selection(
             if not unshown or shows.spent():
                 break
             fresh = [dataclasses.replace(sc, id=f"reveal_{round_}_{i + 1}") for i, sc in enumerate(
-                probe_scenarios(oracle, spec, key, f"{REVEAL_NONCE}-{round_}", max(spec.probes, 8), pub_pool,
+                probe_scenarios(oracle, spec, reveal_draw_key(spec), f"{REVEAL_NONCE}-{round_}", max(spec.probes, 8),
+                                pub_pool,
                                 [pc.scenario for pc in eng.cases]))]
             say(f"stress selection: {len(unshown)} failure(s) of revealed programs seen only on graded scenarios; "
                 f"{len(fresh)} more draws no grading uses")
@@ -632,6 +643,7 @@ def stress_selection(
             "memoized_runs": eng.memoized,
             "reused_verdicts": eng.reused,
             "program_runs": shows.runs,
+            "program_runs_kept": shows.kept,   # of those, taken from an earlier build's
             "program_runs_not_made": shows.skipped,
             "budget": budget,
             "budget_reached": eng.past(deadline),
@@ -661,7 +673,7 @@ class _Revealer:
     loaded machine makes the same runs as a quiet one, later."""
 
     def __init__(self, eng: Engine, programs: Sequence[tuple[str, Path]], runtime: Runtime | None, workers: int,
-                 say: Callable[[str], None], budget: float | None = None) -> None:
+                 say: Callable[[str], None], budget: float | None = None, *, keep: bool = False) -> None:
         if programs and runtime is None:
             raise ReconError("revealing programs need a runtime to run them in", hint="pass runtime=get_runtime()")
         self.eng = eng
@@ -682,6 +694,11 @@ class _Revealer:
         # per run): its start and imports are paid once, not on every run
         self._pools: dict[int, SessionPool] = {}
         self._lock = threading.Lock()
+        # ``keep``: runs kept across builds by the program's and the scenario's content (the
+        # audit's kept runs: RunMemo); a kept run costs the budget nothing
+        self.memo = RunMemo.kept(runtime, self.limits) if keep and runtime is not None and self.programs else None
+        self.kept = 0        # runs taken from earlier builds
+        self._digests: dict[int, str] = {}
 
     def _pool(self, p: int) -> SessionPool:
         with self._lock:
@@ -690,11 +707,19 @@ class _Revealer:
             return self._pools[p]
 
     def close(self) -> None:
-        """Stop the programs' warm sessions."""
+        """Stop the programs' warm sessions and keep their runs."""
         with self._lock:
             pools, self._pools = self._pools, {}
         for pool in pools.values():
             pool.close()
+        if self.memo is not None:
+            self.memo.save()
+
+    def _digest(self, p: int) -> str:
+        with self._lock:
+            if p not in self._digests:
+                self._digests[p] = tree_digest(self.programs[p][1])
+            return self._digests[p]
 
     def clock(self) -> float:
         """Seconds spent on the budget's clock since the first run."""
@@ -748,13 +773,25 @@ class _Revealer:
             case = self.eng.cases[c].case
             if case is None:
                 return item, set(), False
-            if deadline is not None and self.clock() >= deadline:
-                return item, None, False   # not run: the revealing budget is spent
             doc = dict(case.document)
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
-            res = self._pool(p).run(doc, inputs)
-            with self._lock:
-                self.cpu += res.cpu_seconds if res.cpu_seconds is not None else res.seconds
+            # a run an earlier build kept costs nothing, budget spent or not; the key is the
+            # document as the program reads it, its inputs by name and content (not by where
+            # this build generated them)
+            key = (self._digest(p), RunMemo.document_key({**doc, "inputs": {k: v.name for k, v in inputs.items()}},
+                                                         inputs))
+            res = self.memo.get(key) if self.memo is not None else None
+            if res is not None:
+                with self._lock:
+                    self.kept += 1
+            else:
+                if deadline is not None and self.clock() >= deadline:
+                    return item, None, False   # not run: the revealing budget is spent
+                res = self._pool(p).run(doc, inputs)
+                if self.memo is not None:
+                    self.memo.put(key, res)
+                with self._lock:
+                    self.cpu += res.cpu_seconds if res.cpu_seconds is not None else res.seconds
             value, why = (None, res.failure()) if res.failure() else compare.parse_stdout(res.stdout)
             if why is not None or value is None or compare.contract_errors(fields, value):
                 return item, set(fields), True
