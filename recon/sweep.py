@@ -71,7 +71,7 @@ class SweepSpec:
     probes: int = DEFAULT_PROBES
     reveal: tuple[str, ...] = ()          # programs stress selection must reveal (see REVEAL_KINDS)
     reveal_budget: float | None = None    # seconds for their runs at the default budget (None: the mutants')
-    cover: tuple[tuple[str, ...], ...] = ()   # choice axes every combination of which is published
+    cover: tuple[tuple[str, ...], ...] = ()   # choice / integer axes every combination of which is published
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"n_public": self.n_public, "n_hidden": self.n_hidden, "seed": self.seed,
@@ -187,9 +187,22 @@ def load_spec(
     return spec
 
 
+def _coverable(ax: Axis | None) -> bool:
+    """Whether a cover may name the axis: a choice, or an integer interval (not a seed)."""
+    return isinstance(ax, Choice) or (isinstance(ax, Int) and not isinstance(ax, Seed))
+
+
+def _cover_values(ax: Axis) -> Sequence[Any]:
+    """Every value of a coverable axis: a choice's values, an integer interval's integers."""
+    if isinstance(ax, Choice):
+        return ax.values
+    assert isinstance(ax, Int)
+    return range(ax.lo, ax.hi + 1)
+
+
 def _check_cover(value: Any, oracle: Oracle, narrowed: dict[str, Any], source: str) -> tuple[tuple[str, ...], ...]:
-    """A spec's ``cover``: groups of choice axes (``[["case", "temperature"]]``), every
-    combination of whose values is published."""
+    """A spec's ``cover``: groups of choice or integer axes (``[["case", "temperature"]]``),
+    every combination of whose values is published."""
     hint = 'e.g. cover = [["case", "temperature"]]: every case is published at every temperature'
     if not (isinstance(value, list) and all(isinstance(g, list) and g and all(isinstance(a, str) for a in g)
                                             for g in value)):
@@ -199,11 +212,11 @@ def _check_cover(value: Any, oracle: Oracle, narrowed: dict[str, Any], source: s
         size = 1
         for a in g:
             ax = oracle.axes.get(a)
-            if not isinstance(ax, Choice):
-                choices = sorted(n for n, x in oracle.axes.items() if isinstance(x, Choice))
-                raise SpecError(f"{source}: cover names {a!r}, which is not a choice axis of {oracle.name!r}",
-                                hint=f"choice axes: {choices}")
-            size *= len(ax.narrow(narrowed[a]).values if a in narrowed else ax.values)
+            if ax is None or not _coverable(ax):
+                choices = sorted(n for n, x in oracle.axes.items() if _coverable(x))
+                raise SpecError(f"{source}: cover names {a!r}, which is not a choice or integer axis of "
+                                f"{oracle.name!r}", hint=f"axes a cover may name: {choices}")
+            size *= len(_cover_values(ax.narrow(narrowed[a]) if a in narrowed else ax))
         if len(set(g)) != len(g):
             raise SpecError(f"{source}: cover group {g!r} names an axis twice", hint=hint)
         total += size
@@ -222,7 +235,7 @@ def _cover_plan(oracle: Oracle, spec: SweepSpec) -> list[tuple[tuple[str, ...], 
     used: set[str] = set()
     out: list[tuple[tuple[str, ...], Scenario]] = []
     for gi, group in enumerate(spec.cover):
-        choices = [axes[a].values for a in group]   # type: ignore[attr-defined]
+        choices = [_cover_values(axes[a]) for a in group]
         for ci, combo in enumerate(itertools.product(*choices)):
             for attempt in range(MAX_ATTEMPTS):
                 params = {**_draw(axes, key, f"cover-{gi}", ci, attempt, edges=False), **dict(zip(group, combo))}

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from recon import Registry
+from recon import Choice, Registry
 from recon.grader import grade
 from recon.task import load_task
 from recon.validate import validate
@@ -50,7 +50,9 @@ def test_a_default_build_follows_its_sweep_spec(name: str, built: dict[str, Path
     axes = Registry.default(entry_points=False).get(name).axes
     most = spec["n_public"]
     for group in spec["cover"]:
-        combos = {tuple(repr(v) for v in c) for c in itertools.product(*(axes[a].values for a in group))}
+        values = [axes[a].values if isinstance(axes[a], Choice) else range(axes[a].lo, axes[a].hi + 1)  # type: ignore[attr-defined]
+                  for a in group]
+        combos = {tuple(repr(v) for v in c) for c in itertools.product(*values)}
         assert {tuple(repr(p[a]) for a in group) for p in params} == combos, group
         most += len(combos)
     assert spec["n_public"] < len(params) <= most

@@ -142,6 +142,9 @@ def test_spec_files_set_probes_and_the_programs_to_reveal(tmp_path: Path) -> Non
                           ("reveal_budget = true\n", r"reveal_budget=True must be a number of seconds"),
                           ('reveal_budget = "4m"\n', r"reveal_budget='4m' must be a number of seconds")]:
         spec_file.write_text(text)
+        if pattern is None:   # 50 x 3 x 2 combinations: within the limit
+            assert len(cover_draws(DEMO, load_spec(DEMO, spec_file))) == 300
+            continue
         with pytest.raises(SpecError, match=pattern):
             load_spec(DEMO, spec_file)
 
@@ -179,12 +182,22 @@ def test_a_cover_publishes_every_combination_of_its_axes(tmp_path: Path) -> None
     spec_file.write_text('n_public = 1\ncover = [["c"]]\n[axes.c]\nchoices = ["a", "b"]\n')
     narrowed = load_spec(DEMO, spec_file)
     assert {s.parameters["c"] for s in select_scenarios(DEMO, narrowed, b"k" * 32).public} == {"a", "b"}
+    # an integer interval is covered value by value, as narrowed; a seed is no grid of values
+    spec_file.write_text('n_public = 1\ncover = [["c", "i"]]\n[axes.i]\nlo = 3\nhi = 5\n')
+    both = {(s.parameters["c"], s.parameters["i"]) for s in select_scenarios(DEMO, load_spec(DEMO, spec_file),
+                                                                             b"k" * 32).public}
+    assert both == {(c, i) for c in "abc" for i in (3, 4, 5)}
     for text, pattern in [('cover = ["c"]\n', r"cover=\['c'\] must be a list of lists of axis names"),
-                          ('cover = [["f"]]\n', r"cover names 'f', which is not a choice axis"),
-                          ('cover = [["nope"]]\n', r"cover names 'nope', which is not a choice axis"),
+                          ('cover = [["f"]]\n', r"cover names 'f', which is not a choice or integer axis"),
+                          ('cover = [["nope"]]\n', r"cover names 'nope', which is not a choice or integer axis"),
+                          ('cover = [["seed"]]\n', r"cover names 'seed', which is not a choice or integer axis"),
+                          ('cover = [["i", "c", "b"]]\n[axes.i]\nlo = 1\nhi = 50\n', None),
                           ('cover = [["c", "c"]]\n', r"names an axis twice"),
                           ('cover = [[]]\n', r"must be a list of lists of axis names")]:
         spec_file.write_text(text)
+        if pattern is None:   # 50 x 3 x 2 combinations: within the limit
+            assert len(cover_draws(DEMO, load_spec(DEMO, spec_file))) == 300
+            continue
         with pytest.raises(SpecError, match=pattern):
             load_spec(DEMO, spec_file)
 
