@@ -196,8 +196,9 @@ def _cover_values(ax: Axis) -> Sequence[Any]:
     """Every value of a coverable axis: a choice's values, an integer interval's integers."""
     if isinstance(ax, Choice):
         return ax.values
-    assert isinstance(ax, Int)
-    return range(ax.lo, ax.hi + 1)
+    if isinstance(ax, Int):
+        return range(ax.lo, ax.hi + 1)
+    raise SpecError(f"a cover cannot name a {ax.kind} axis", hint="cover choice or integer axes")
 
 
 def _check_cover(value: Any, oracle: Oracle, narrowed: dict[str, Any], source: str) -> tuple[tuple[str, ...], ...]:
