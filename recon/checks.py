@@ -509,18 +509,13 @@ class PublicOnly:
         nearest = values[min(range(len(values)), key=lambda i: dist[i])]
         preds: list[tuple[str, Any]] = [("nearest", nearest)]
         kind = spec["kind"]
-        mode = ("mode", self._once(("mode", name), lambda: self._mode(spec, values)))
         if kind in NUMERIC:
-            preds += self._numeric(spec, [float(v) for v in values], dist, params, key=(name,))
-        elif kind == "sequence":
-            preds.append(mode)
-            if isinstance(like, list):
-                preds += self._elementwise(spec["item"], values, dist, len(like), nearest, key=(name,))
+            return preds + self._numeric(spec, [float(v) for v in values], dist, params, key=(name,))
+        preds.append(("mode", self._once(("mode", name), lambda: self._mode(spec, values))))
+        if kind == "sequence" and isinstance(like, list):
+            preds += self._elementwise(spec["item"], values, dist, len(like), nearest, key=(name,))
         elif kind == "set":
-            preds.append(mode)
             preds += self._once(("votes", name), lambda: self._set_votes(spec, values))
-        else:
-            preds.append(mode)
         return preds
 
     def _numeric(self, spec: Mapping[str, Any], nums: list[float], dist: list[float],

@@ -155,6 +155,35 @@ def test_sequence_and_set_predictions_are_elementwise() -> None:
     assert judge_cell(fields["v"], "h", [3.19, 4.12, 5.25], truth, preds_l).win
 
 
+def test_one_model_predicts_for_every_cell_what_it_would_work_out_afresh() -> None:
+    """Rung 5 works out what does not depend on the graded scenario (a mode, a median, a
+    linear fit's weights) once per field and position and keeps it in the model: whatever
+    order the cells come in, every prediction is the one worked out afresh."""
+
+    class Afresh(PublicOnly):
+        def _once(self, key: Any, make: Any) -> Any:
+            return make()
+
+    axes = {"a": {"kind": "float", "lo": 0.0, "hi": 1.0}, "c": {"kind": "choice", "choices": ["x", "y"]}}
+    fields = {"y": Number(abs=0.01).spec(), "k": Integer().spec(), "ang": Angle(tol=1.0).spec(),
+              "bearing": Angle(tol=2.0).spec(),
+              "v": SequenceOf(Number(abs=0.01)).spec(), "w": SequenceOf(Text()).spec(), "s": SetOf().spec(),
+              "t": Text().spec()}
+    rows = [(0.1, "x", 1.0, 3, 350.0, [1.0, 2.0], ["p", "q"], ["x", "y"], "u"),
+            (0.4, "y", 2.5, 3, 10.0, [3.0], ["p"], ["x"], "u"),
+            (0.7, "x", 2.0, 5, 20.0, [5.0, 6.0, 7.0], ["r", "q", "p"], ["y", "z"], "w"),
+            (0.9, "y", 4.0, 1, 355.0, [], [], [], "u")]
+    public = [({"a": a, "c": c}, {"y": y, "k": k, "ang": g, "bearing": 90.0 + 40.0 * y, "v": v, "w": w, "s": st_,
+                                   "t": t})
+              for a, c, y, k, g, v, w, st_, t in rows]
+    shared, afresh = PublicOnly(axes, fields, public), Afresh(axes, fields, public)
+    cells = [({"a": a, "c": c}, like) for a in (0.05, 0.5, 0.95) for c in ("x", "y") for like in ([0, 0], [0, 0, 0, 0])]
+    for name in fields:
+        for params, like in [*cells, *reversed(cells)]:
+            assert shared.predictions(name, params, like) == afresh.predictions(name, params, like), \
+                (name, params, like)
+
+
 def test_cell_rule() -> None:
     spec = Number(abs=0.1).spec()
     preds = [("mean", 10.0), ("nearest", 4.0)]

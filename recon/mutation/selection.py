@@ -485,18 +485,18 @@ def stress_selection(
         shows = stack.enter_context(contextlib.closing(_Revealer(eng, reveal, runtime, workers, say, reveal_budget,
                                                                  keep=reuse)))
         # What the revealed programs must be shown failing: whatever the hidden set and a
-        # grading's probes may catch. Both are keyed draws from the generator, so the
-        # programs run on the chosen hidden scenarios, the set's random draws, the other
-        # candidates and REVEAL_GRADINGS gradings' worth of probe draws (a nonce no grading
-        # uses), in that order (the budget may end the list early; the report counts what it
+        # grading's probes may catch. Both are draws from the generator, so the programs
+        # run on the chosen hidden scenarios, the set's random draws, the other candidates
+        # and REVEAL_GRADINGS gradings' worth of probe draws (from the spec's seed, with a
+        # nonce no grading uses: reveal_draw_key), in that order (the budget may end the list early; the report counts what it
         # left). Mutants seldom run on the draws: they are generated without line tracing,
         # and the probe draws only as the programs' budget reaches them.
         R = [*chosen_h, *(c for c in H if c not in chosen_h)]
         graded: set[int] = set(chosen_h)   # of R, what gradings use (the rest may be published)
         if reveal:
             draws = [dataclasses.replace(sc, id=f"reveal_{i + 1}") for i, sc in enumerate(
-                [*hid_random, *probe_scenarios(oracle, spec, reveal_draw_key(spec), REVEAL_NONCE, spec.probes * REVEAL_GRADINGS,
-                                               pub_pool, [*hid_pool, *hid_random])])]
+                [*hid_random, *probe_scenarios(oracle, spec, reveal_draw_key(spec), REVEAL_NONCE,
+                                               spec.probes * REVEAL_GRADINGS, pub_pool, [*hid_pool, *hid_random])])]
             D = eng.add_scenarios(draws[:len(hid_random)], "reveal-draws", traced=False)
             eng.generate()
             _reference_agrees(eng, oracle)
