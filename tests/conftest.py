@@ -60,7 +60,9 @@ def chem_task(tmp_path_factory: pytest.TempPathFactory, session_registry: Regist
     from recon.build import build_task
 
     out = tmp_path_factory.mktemp("chem")
-    return build_task(session_registry, "chem_smarts", out, workers=2, **SMALL_BUILD).path  # type: ignore[arg-type]
+    # at `summary`, not chem's default `outputs`: the tests need a task that publishes evidence files
+    return build_task(session_registry, "chem_smarts", out, workers=2, evidence="summary",
+                      **SMALL_BUILD).path  # type: ignore[arg-type]
 
 
 @pytest.fixture(scope="session")

@@ -69,7 +69,7 @@ def test_declaration_matches_reference() -> None:
     assert chem_smarts.axes["temperature"].values == list(ref.TEMPERATURES)
     # the per-step outputs are gone: nothing exposes one stage alone
     assert not any(name.startswith("step_") for name in chem_smarts.outputs) and "parent" not in chem_smarts.outputs
-    assert chem_smarts.evidence_level == "summary"
+    assert chem_smarts.evidence_level == "outputs"
 
 
 def test_standardisation_makes_its_non_default_choices() -> None:

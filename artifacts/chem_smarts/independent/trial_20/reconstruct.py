@@ -1,3 +1,5 @@
+# Independent program: the final workspace of agent trial 20 of chem_smarts 4.0.0 at evidence level
+# `outputs` with the cover (docs/trials.md), kept as the agent wrote it.
 import sys, json, math, itertools
 from rdkit import Chem, RDLogger
 from rdkit.Chem import AllChem, Descriptors, Crippen, rdMolDescriptors, QED

@@ -1,3 +1,5 @@
+# Independent program: the final workspace of agent trial 18 of chem_smarts 4.0.0 at evidence level
+# `outputs` with the cover (docs/trials.md), kept as the agent wrote it.
 import sys, json, math
 from rdkit import Chem, RDLogger
 from rdkit.Chem import AllChem, Descriptors, Crippen, rdMolDescriptors, QED, Lipinski

@@ -1,3 +1,5 @@
+# Independent program: the final workspace of agent trial 19 of chem_smarts 4.0.0 at evidence level
+# `outputs` with the cover (docs/trials.md), kept as the agent wrote it.
 import sys, json, itertools, math
 from rdkit import Chem, RDLogger
 from rdkit.Chem import Lipinski, rdFingerprintGenerator, Descriptors, Crippen, rdMolDescriptors, QED, AllChem
