@@ -379,9 +379,10 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
     starter_readme = render_workspace_readme(manifest)
     _write(env_app / "workspace" / "README.md", starter_readme)
     ladder_name = "six_rung"
+    ladder = load_ladder(ladder_name)
     disclosed = opts.disclose == "recipe"
     _write(tmp / "instruction.md", render_instruction(
-        manifest, n_public=len(public), probes=probes, ladder=load_ladder(ladder_name),
+        manifest, n_public=len(public), probes=probes, ladder=ladder,
         recipe=oracle.recipe if disclosed else None, stages=oracle.stages if disclosed else ()))
     _write(tmp / "environment" / "Dockerfile", _agent_dockerfile(toolkit, opts.base_image))
 
@@ -420,7 +421,7 @@ def _assemble(tmp: Path, registry: Registry, oracle: Oracle, task_id: str, spec:
         _write(tmp / "environment" / "docker-compose.yaml", compose_file(opts.checkpoint_every))
         for fname, text in checkpointer_files(opts.base_image).items():
             _write(tmp / "environment" / "checkpointer" / fname, text)
-    _write(tmp / "task.toml", _task_toml(oracle, task_id, spec, len(public), limits, opts))
+    _write(tmp / "task.toml", _task_toml(oracle, task_id, spec, len(public), ladder.public_runs(len(public)), limits, opts))
     _normalise_modes(tmp)
     # Modes follow what Harbor does with each folder. solution/ is copied into the agent's
     # container with its modes and solve.sh runs as the agent user: readable, solve.sh
@@ -513,10 +514,10 @@ def _toml_str(s: str) -> str:
     return '"' + s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ") + '"'
 
 
-def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, n_public: int, limits: Limits,
+def _task_toml(oracle: Oracle, task_id: str, spec: SweepSpec, n_public: int, public_runs: int, limits: Limits,
                opts: PackageOptions) -> str:
     probes = opts.probes
-    runs = n_public + spec.n_hidden + probes
+    runs = public_runs + spec.n_hidden + probes   # what one grading runs (the ladder's public_runs)
     # Verifier: what one grading's runs may cost (RunBudget: a share of runs x limit, in wall
     # time at most BUDGET_WALL budgets, plus the runs in flight when it is spent), the
     # probes' oracle calls (each within the wall limit, as the reference solution's runs

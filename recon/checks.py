@@ -21,13 +21,15 @@ import stat
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from . import canonjson, compare
 from .runtimes.base import RunResult
 
 __all__ = ["CHECKS", "CheckFamily", "GradingContext", "Graded", "Outcome", "Check", "PublicOnly",
-           "cell_distance", "EXPANSIONS", "MAX_SOURCE_BYTES"]
+           "cell_distance", "public_sample", "EXPANSIONS", "MAX_SOURCE_BYTES"]
+
+T = TypeVar("T")
 
 #: a check as grading.json records it
 Check = dict[str, Any]
@@ -103,9 +105,10 @@ class GradingContext:
             self._probes = list(self._draw_probes())
         return self.hidden + self._probes
 
-    def public_outcomes(self) -> list[Outcome]:
+    def public_outcomes(self, at_most: int | None = None) -> list[Outcome]:
+        """The runs on the public scenarios (:func:`public_sample`: all, or ``at_most``)."""
         if self._public_runs is None:
-            self._public_runs = self._run(self.public)
+            self._public_runs = self._run(public_sample(self.public, at_most))
         return self._public_runs
 
     def graded_outcomes(self) -> list[Outcome]:
@@ -142,13 +145,30 @@ class CheckFamily:
     summary: str
     options: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     #: what the agent is told about the family beyond its rung's description, a format
-    #: string over the family's options (the instruction renders it from the ladder)
-    explain: str = ""
+    #: string over the family's options or a function of them (the instruction renders it
+    #: from the ladder)
+    explain: str | Callable[[Mapping[str, Any]], str] = ""
 
     def resolve_options(self, given: Mapping[str, Any] | None) -> dict[str, Any]:
         out = {k: spec["default"] for k, spec in self.options.items()}
         out.update(given or {})
         return out
+
+    def explain_for(self, options: Mapping[str, Any]) -> str:
+        """What the agent is told about the family with these (resolved) options."""
+        if callable(self.explain):
+            return self.explain(options)
+        return self.explain.format(**options)
+
+
+def public_sample(public: Sequence[T], at_most: int | None) -> list[T]:
+    """The public scenarios a grading runs: all of them, or ``at_most`` spread evenly over
+    them in the published order (the i-th of k is number ``i * n // k``). The same for
+    every grading of a task: which ones does not depend on the nonce."""
+    n = len(public)
+    if at_most is None or n <= at_most:
+        return list(public)
+    return [public[i * n // at_most] for i in range(at_most)]
 
 
 def make_check(cid: str, passed: bool, reason: str, **extra: Any) -> Check:
@@ -238,7 +258,14 @@ def _contract(family: str, outcomes: list[Outcome]) -> list[Check]:
 
 
 def check_public_contract(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
-    return _contract("public_contract", ctx.public_outcomes())
+    return _contract("public_contract", ctx.public_outcomes(opts.get("at_most")))
+
+
+def _explain_public_contract(opts: Mapping[str, Any]) -> str:
+    if opts.get("at_most") is None:
+        return ""
+    return (f"A grading runs your program on at most {opts['at_most']} of the published scenarios, spread evenly "
+            "over them in the published order, the same ones every time; `/app/tools/feedback` runs it on any.")
 
 
 def check_graded_contract(ctx: GradingContext, opts: Mapping[str, Any]) -> list[Check]:
@@ -701,7 +728,11 @@ CHECKS: dict[str, CheckFamily] = {f.name: f for f in (
     CheckFamily("reconstruct_exists", check_reconstruct_exists, "once", "reconstruct.py exists"),
     CheckFamily("reconstruct_compiles", check_reconstruct_compiles, "once", "reconstruct.py compiles"),
     CheckFamily("public_contract", check_public_contract, "per public scenario",
-                "exit 0 and a JSON object with every output field of the right kind"),
+                "exit 0 and a JSON object with every output field of the right kind",
+                {"at_most": {"type": "integer", "minimum": 1, "default": None,
+                             "description": "run at most this many public scenarios, spread evenly over them "
+                                            "(the default: every one)"}},
+                _explain_public_contract),
     CheckFamily("graded_contract", check_graded_contract, "per graded scenario",
                 "the same on every hidden scenario and probe"),
     CheckFamily("replay", check_replay, "once", "no output replays a published output where the truth differs"),

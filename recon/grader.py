@@ -479,7 +479,7 @@ def grade(
             # One race-free, capped copy of the workspace before anything looks at it:
             # every check and every run sees this snapshot, never the live workspace.
             snap = snapshot_workspace(workspace, Path(tmp) / "workspace")
-            budget = RunBudget(limits, len(public) + len(hidden) + n_probes)
+            budget = RunBudget(limits, lad.public_runs(len(public)) + len(hidden) + n_probes)
             sessions = stack.enter_context(SessionPool(rt, snap.path, limits, app_dir=task.app_dir)) if warm else None
 
             def run(items: list[Graded]) -> list[Outcome]:

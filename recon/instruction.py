@@ -132,9 +132,9 @@ def _ladder_section(ladder: Ladder, probes: int) -> str:
     for r in ladder.rungs:
         text = " ".join(r.description.split())
         for family in r.checks:
-            explain = CHECKS[family].explain
+            explain = CHECKS[family].explain_for(r.options_for(family))
             if explain:
-                text += " " + explain.format(**r.options_for(family))
+                text += " " + explain
         q = r.quorum
         if q.share or q.at_least:
             per = " and ".join(CHECKS[f].expands for f in r.checks)

@@ -22,7 +22,7 @@ from typing import Any, Mapping, Sequence
 
 import jsonschema
 
-from .checks import CHECKS
+from .checks import CHECKS, public_sample
 from .errors import SpecError
 
 __all__ = ["Ladder", "Rung", "Quorum", "load_ladder", "score", "CHECK_FAMILIES", "LADDER_SCHEMA"]
@@ -118,6 +118,12 @@ class Ladder:
     name: str
     description: str
     rungs: tuple[Rung, ...]
+
+    def public_runs(self, n_public: int) -> int:
+        """How many public scenarios of ``n_public`` a grading runs (``public_contract``'s
+        ``at_most``; none when no rung checks them)."""
+        return max((len(public_sample(range(n_public), r.options_for("public_contract")["at_most"]))
+                    for r in self.rungs if "public_contract" in r.checks), default=0)
 
     def rung_name(self, index: int) -> str:
         return "nothing usable" if index == 0 else self.rungs[index - 1].name

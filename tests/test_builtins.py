@@ -68,7 +68,8 @@ def test_the_reference_scores_one_on_the_default_build(name: str, built: dict[st
     g = grade(built[name], built[name] / "solution", runtime="local", nonce="ci", workers=2, warm=True)
     assert g["reward"] == 1.0 and g["binary"] == 1, g["rung"]
     meta = load_task(built[name]).meta
-    assert g["runs"] == len(meta["public"]) + len(meta["hidden"]) + int(meta["probes"])
+    # rung 3 runs at most 100 public scenarios (the ladder's public_contract): chem_smarts publishes 747
+    assert g["runs"] == min(len(meta["public"]), 100) + len(meta["hidden"]) + int(meta["probes"])
 
 
 def test_the_readme_task_validates(built: dict[str, Path]) -> None:

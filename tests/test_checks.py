@@ -63,6 +63,8 @@ LADDER_HEAD = 'name = "x"\n[[rung]]\nindex = 1\nname = "a"\nscore = "1/1"\ndescr
     ('checks = ["tracks"]\n[rung.options.tracks]\nsharpness = "1/2"\n', "sharpness"),
     ('checks = ["graded_match"]\n[rung.options.tracks]\nwin_share = "1/2"\n', "does not check"),
     ('checks = ["tracks"]\nquorum = { may_fail = 2 }\n', "may_fail"),
+    ('checks = ["public_contract"]\n[rung.options.public_contract]\nat_most = 0\n', "at_most"),
+    ('checks = ["public_contract"]\n[rung.options.public_contract]\nat_most = "all"\n', "at_most"),
 ])
 def test_bad_rung_options_are_refused(tmp_path: Path, body: str, needle: str) -> None:
     from recon.errors import SpecError

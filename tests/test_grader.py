@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import time
@@ -365,3 +366,34 @@ def test_a_user_ladder_may_still_name_the_legacy_families(lidar_task: Path, app_
     g = grade(task, ws, runtime="local", nonce="legacy", ladder="legacy")
     assert g["reward"] == 1.0 and g["ladder"] == "legacy"
     assert [c["id"] for c in g["rungs"][4]["checks"]] == ["replay", "variance", "response"]
+
+
+def test_a_ladder_may_run_a_spread_of_the_public_scenarios(lidar_task: Path, app_copy: Path, tmp_path: Path) -> None:
+    """`public_contract`'s `at_most`: rung 3 runs that many public scenarios, the same
+    spread for every nonce (here 3 of the 8: numbers 0, 2 and 5); the graded set is all
+    run, and the run budget counts only the runs made."""
+    from recon.grader import RunBudget
+
+    task = tmp_path / "task"
+    shutil.copytree(lidar_task, task, symlinks=True)
+    ladders = task / "tests" / "ladders"
+    text = (ladders / "six_rung.toml").read_text().replace('name = "six_rung"', 'name = "spread"')
+    (ladders / "spread.toml").write_text(re.sub(r"(?m)^at_most = \d+$", "at_most = 3", text))
+    meta = load_task(task).meta
+    assert len(meta["public"]) == 8 and load_ladder("spread", [ladders]).public_runs(8) == 3
+    ws = app_copy / "workspace"
+    # fails the contract on public_3 (one of the three run) and public_2 (not run)
+    shutil.copyfile(task / "solution" / "reconstruct.py", ws / "reference.py")
+    (ws / "reconstruct.py").write_text(
+        "import io, json, runpy, sys\ndoc = sys.stdin.read()\nif json.loads(doc)['id'] in ('public_2', 'public_3'):\n"
+        "    sys.exit(3)\nsys.stdin = io.StringIO(doc)\nrunpy.run_path('reference.py', run_name='__main__')\n")
+    for nonce in ("a", "b"):
+        g = grade(task, ws, runtime="local", nonce=nonce, ladder="spread")
+        rung3 = g["rungs"][2]
+        assert [c["id"] for c in rung3["checks"]] == [f"public_contract:public_{i}" for i in (1, 3, 6)]
+        assert [c["passed"] for c in rung3["checks"]] == [True, False, True]
+        assert g["rung"]["index"] == 2 and g["reward"] == pytest.approx((2 + 2 / 3) / 6, abs=1e-6)
+    _reference(ws, task)
+    g = grade(task, ws, runtime="local", nonce="a", ladder="spread")
+    assert g["reward"] == 1.0 and g["runs"] == 3 + len(meta["hidden"]) + int(meta["probes"])
+    assert g["limits"]["budget"] == round(RunBudget(load_task(task).limits, g["runs"]).total, 3)

@@ -23,7 +23,8 @@ def test_the_instruction_describes_the_ladder_the_grader_uses(tmp_path: Path) ->
     for rung in ladder.rungs:
         assert f"{rung.index}. **{rung.name}** ({rung.index}/6): {' '.join(rung.description.split())}" in text
     tracks = ladder.rungs[4]
-    assert CHECKS["tracks"].explain.format(**tracks.options_for("tracks")) in text
+    assert CHECKS["tracks"].explain_for(tracks.options_for("tracks")) in text
+    assert "A grading runs your program on at most 100 of the published scenarios" in text
     assert "at most the larger of 1 and 1/4 of its checks (rounded down) fail" in text
     # the old, hard-coded description of rung 5 is gone
     assert "every field that varies in the truth varies" not in text
@@ -42,3 +43,8 @@ def test_changing_the_ladder_changes_the_instruction() -> None:
     b = render_instruction(manifest, n_public=3, probes=2, ladder=stricter)
     assert "at least 2/3 of the graded scenarios" in a and "at least 3/4 of the graded scenarios" in b
     assert "the larger of 2 and 1/5 of its checks" in b
+    # without `at_most`, rung 3 runs every public scenario and says nothing more
+    every = replace(ladder, rungs=(*ladder.rungs[:2], replace(ladder.rungs[2], options={}), *ladder.rungs[3:]))
+    assert every.public_runs(747) == 747 and ladder.public_runs(747) == 100 and ladder.public_runs(16) == 16
+    c = render_instruction(manifest, n_public=3, probes=2, ladder=every)
+    assert "at most 100 of the published" in a and "of the published scenarios, spread" not in c

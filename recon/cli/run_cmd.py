@@ -8,6 +8,7 @@ from .. import canonjson
 from ..runtimes import RUNTIME_NAMES
 from ._common import info, load_registry, plugin_option, progress, quiet_option
 from ..grader import render_table
+from ..ladder import load_ladder
 from ..run import choose_runtime, run_task
 from ..task import load_task
 
@@ -37,7 +38,8 @@ def run_cmd(task_dir: Path, agent: str, runtime: str, as_json: bool, out: Path |
     name, reason = choose_runtime(runtime)
     info(f"runtime: {name}" + (f" (auto: {reason})" if reason else ""), quiet)
     meta = task.meta
-    n = len(meta["public"]) + len(meta["hidden"]) + int(meta.get("probes", 3) if probes is None else probes)
+    ladder = load_ladder(meta.get("ladder", "six_rung"), [task.tests / "ladders"])
+    n = ladder.public_runs(len(meta["public"])) + len(meta["hidden"]) + int(meta.get("probes", 3) if probes is None else probes)
     # Without --plugin the grader loads only the task's own oracle, so an unrelated broken
     # plugin cannot stop a run; the docker verifier carries its own copy anyway.
     registry = load_registry(plugins) if plugins and name != "docker" else None
