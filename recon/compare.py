@@ -472,8 +472,9 @@ def smiles_available() -> bool:
 
 
 def within(spec: dict[str, Any], got: Any, want: Any) -> bool:
-    """True when ``got`` equals ``want`` under the field's kind and tolerance."""
-    return check(spec, got, want)[0]
+    """True when ``got`` equals ``want`` under the field's kind and tolerance (what
+    :func:`check` says, without writing the message)."""
+    return _agree(spec, got, want)[0]
 
 
 def _num_close(got: float, want: float, abs_tol: float, rel_tol: float) -> bool:
@@ -485,6 +486,15 @@ def _num_close(got: float, want: float, abs_tol: float, rel_tol: float) -> bool:
 
 def check(spec: dict[str, Any], got: Any, want: Any) -> tuple[bool, str]:
     """Compare one value with the truth: (ok, "got ... want ... (tolerance)")."""
+    ok, why = _agree(spec, got, want)
+    if ok:
+        return True, ""
+    return False, why if why is not None else f"got {fmt(got)}  want {fmt(want)}  ({describe(spec)})"
+
+
+def _agree(spec: dict[str, Any], got: Any, want: Any) -> tuple[bool, str | None]:
+    """Whether ``got`` agrees with ``want``, and the reason when it cannot be compared
+    (a wrong kind, unparseable items); None where :func:`check` writes the usual one."""
     err = kind_error(spec, got)
     if err is not None:
         return False, err
@@ -522,9 +532,7 @@ def check(spec: dict[str, Any], got: Any, want: Any) -> tuple[bool, str]:
         ok = len(got) == len(want) and all(within(spec["item"], g, w) for g, w in zip(got, want))
     else:
         raise ValueError(f"unknown output kind {kind!r}")
-    if ok:
-        return True, ""
-    return False, f"got {fmt(got)}  want {fmt(want)}  ({describe(spec)})"
+    return ok, None
 
 
 def _has_nonfinite(value: Any) -> bool:

@@ -25,6 +25,7 @@ from typing import Any, Callable
 from . import canonjson
 from ._version import __version__
 from .audit import DEFAULT_NONCES, audit_baselines, grade_baselines
+from .checks import PublicOnly
 from .errors import TaskError
 from .fsutil import sha256_file, tree_digest
 from .grader import RunMemo, grade, resolve_oracle
@@ -109,6 +110,14 @@ def _write_interpolation(ws: Path, task: Task, reference: Path) -> None:
         table=repr(_public_table(task)), axes=repr(task.meta["axes"]), fields=repr(task.outputs)))
 
 
+def _write_fitted_lookup(ws: Path, task: Task, reference: Path) -> None:
+    public = task.public()
+    model = PublicOnly(task.meta["axes"], task.outputs, [(sd.parameters, sd.truth) for sd in public])
+    weights = {name: dict(zip(sorted(task.meta["axes"]), model.fitted_weights(name))) for name in sorted(task.outputs)}
+    (ws / "reconstruct.py").write_text(FITTED_LOOKUP_TEMPLATE.format(
+        table=repr(_public_table(task)), axes=repr(task.meta["axes"]), weights=repr(weights)))
+
+
 def _write_one_field_off(ws: Path, task: Task, reference: Path) -> None:
     fields = task.outputs
     numeric = [n for n, s in sorted(fields.items()) if s["kind"] in ("number", "integer", "angle")]
@@ -138,6 +147,9 @@ GENERATED: tuple[Generated, ...] = (
     Generated("interpolation", "< 5/6", FIVE_SIXTHS, _write_interpolation,
               "public truth for public ids, elsewhere inverse-distance-weighted public outputs (nearest for "
               "non-numeric fields)"),
+    Generated("fitted lookup", "< 5/6", FIVE_SIXTHS, _write_fitted_lookup,
+              "public truth for public ids, elsewhere each field from the public scenario nearest in the metric "
+              "that finds each public scenario's value among the others most often (axes weighted 0, 1 or 16)"),
     Generated("one field off", "< 1.0", 1.0, _write_one_field_off,
               "the reference with one field pushed past its tolerance"),
 )
@@ -251,6 +263,35 @@ for name, spec in sorted(FIELDS.items()):
         out[name] = int(round(v)) if spec["kind"] == "integer" else v
     else:
         out[name] = near[name]
+print(json.dumps(out))
+'''
+
+
+FITTED_LOOKUP_TEMPLATE = '''# Fitted lookup: the published truth for public ids; elsewhere each field is looked up
+# in the public scenario nearest in that field's own metric (axes weighted so that each
+# public scenario's nearest other one has its value as often as can be): the program an
+# agent writes that matches the axes deciding a field instead of computing it.
+import json, math, sys
+TABLE = {table}
+AXES = {axes}
+WEIGHTS = {weights}
+''' + _DISTANCE_SOURCE + '''
+def gap(k, a, b):
+    x, y = _norm(AXES[k], a), _norm(AXES[k], b)
+    if x is not None and y is not None:
+        return (x - y) ** 2
+    return 0.0 if a == b else 1.0
+doc = json.load(sys.stdin)
+for row in TABLE:
+    if row["id"] == doc.get("id"):
+        print(json.dumps(row["o"]))
+        sys.exit(0)
+p = doc["parameters"]
+out = {{}}
+for name, w in sorted(WEIGHTS.items()):
+    rows = [row for row in TABLE if name in row["o"]]
+    d = [sum(wk * gap(k, p.get(k), row["p"].get(k)) for k, wk in w.items()) for row in rows]
+    out[name] = rows[d.index(min(d))]["o"][name]
 print(json.dumps(out))
 '''
 

@@ -85,7 +85,7 @@ def test_the_readme_task_validates(built: dict[str, Path]) -> None:
     assert failed == []
     names = {r.name for r in rows}
     assert {"reference", "untouched workspace", "constant", "replay", "keyed noise", "interpolation",
-            "one field off", "leak audit", "manifest hashes", "power"} <= names
+            "fitted lookup", "one field off", "leak audit", "manifest hashes", "power"} <= names
     baselines = [r for r in rows if r.name.startswith("baseline ")]
     assert len(baselines) >= 2 and all(r.reward is not None and 0.5 <= r.reward < 1.0 for r in baselines), [
         (r.name, r.reward) for r in baselines]

@@ -125,10 +125,10 @@ def test_predictions_cover_the_programs_that_do_not_compute() -> None:
     model = PublicOnly(AXES, FIELDS, _public_linear())
     probe = {"a": 5.0, "t": 1.0, "c": "x", "seed": 7}
     preds = dict(model.predictions("y", probe))
-    assert set(preds) == {"nearest", "idw1", "idw2", "idw4", "mean", "median", "linear"}
+    assert set(preds) == {"nearest", "fitted nearest", "idw1", "idw2", "idw4", "mean", "median", "linear"}
     assert preds["mean"] == pytest.approx(16.0) and preds["linear"] == pytest.approx(16.0, abs=0.05)
     assert all(isinstance(v, int) for _, v in model.predictions("k", probe))
-    assert dict(model.predictions("flag", probe)).keys() == {"nearest", "mode"}
+    assert dict(model.predictions("flag", probe)).keys() == {"nearest", "fitted nearest", "mode"}
     # a field that is linear in the parameters is predictable from the public data alone
     cell = judge_cell(FIELDS["y"], "probe_1", 99.0, 16.0, model.predictions("y", probe))
     assert not cell.win and cell.predictable and "within tolerance" in cell.how
@@ -264,16 +264,24 @@ def _empty_lists(ws: Path, task: Path) -> None:
     """))
 
 
+def _fitted_lookup(ws: Path, task: Path) -> None:
+    """validate's fitted lookup: each field from the public scenario nearest in its own metric."""
+    from recon.validate import write_generated
+
+    write_generated("fitted lookup", ws, load_task(task), task / "solution" / "reconstruct.py")
+
+
 PROGRAMS: dict[str, tuple[Callable[[Path, Path], None], float, float]] = {
     # name: (writer, lowest reward, highest reward)
     "constant mode": (_constant_mode, 0.0, FIVE_SIXTHS - 1e-6),
+    "fitted lookup": (_fitted_lookup, 0.0, FIVE_SIXTHS - 1e-6),
     "empty lists": (_empty_lists, 0.0, FIVE_SIXTHS - 1e-6),
 }
 # The reference and the generated controls (constant, replay, keyed noise, interpolation,
 # one field off) are rows of `recon validate`, which tests/test_builtins.py runs on a
 # default build; here are the controls validate does not run, on small builds of each
 # built-in (rung 5 judges every graded cell, so few cells make its quorum no easier).
-CASES = [(t, "constant mode") for t in BUILTINS]
+CASES = [(t, "constant mode") for t in BUILTINS] + [(t, "fitted lookup") for t in BUILTINS]
 # the empty-lists control needs sequence fields (lidar_icp has none)
 CASES += [(t, "empty lists") for t in ("acoustic_beamforming", "chem_smarts")]
 
@@ -336,4 +344,35 @@ def test_validate_names_the_fields_that_let_a_cheat_through() -> None:
     graded["reward"], graded["rung"] = 0.7, {"index": 4}
     graded["rungs"][4]["checks"] = [{"id": "tracks:a", "passed": True}, {"id": "tracks:b", "passed": False}]
     assert _generated_detail(graded, noise) == "rung 4; failing tracks:b, graded_match:h:a; rung 5 passed only tracks:a"
-    assert [g.name for g in GENERATED] == ["constant", "replay", "keyed noise", "interpolation", "one field off"]
+    assert [g.name for g in GENERATED] == ["constant", "replay", "keyed noise", "interpolation", "fitted lookup",
+                                           "one field off"]
+
+
+def test_the_fitted_metric_finds_the_axes_that_decide_a_field() -> None:
+    """A field decided by a choice axis and an integer, with a float axis that does not
+    matter beside them. Every combination is published twice, at values of the float far
+    apart, while the neighbouring integers' scenarios sit at other values of it: plain
+    nearest takes a neighbour, the fitted metric drops the float and finds the twin, as a
+    program that looks a scenario up by its deciding axes does."""
+    axes = {"case": {"kind": "choice", "choices": list("abc")}, "t": {"kind": "int", "lo": 0, "hi": 5},
+            "x": {"kind": "float", "lo": 0.0, "hi": 1.0, "log": False}}
+    fields = {"y": Number(abs=0.01).spec(), "tag": Exact().spec()}
+
+    def truth(p: dict[str, object]) -> dict[str, object]:
+        return {"y": 10.0 * "abc".index(str(p["case"])) + float(p["t"]), "tag": f"{p['case']}{p['t']}"}  # type: ignore[arg-type]
+
+    combos = [(c, t) for c in "abc" for t in range(6)]
+    public = [({"case": c, "t": t, "x": x}, truth({"case": c, "t": t}))
+              for c, t in combos for x in ((0.0, 0.9) if t % 2 == 0 else (0.45, 0.5))]
+    model = PublicOnly(axes, fields, public)
+    for name in fields:
+        w = dict(zip(sorted(axes), model.fitted_weights(name)))
+        assert w["x"] == 0.0 and w["case"] > 0 and w["t"] > 0, (name, w)
+    fitted = plain = 0
+    for c, t in combos:
+        p = {"case": c, "t": t, "x": 0.45 if t % 2 == 0 else 0.0}
+        want = truth(p)
+        fitted += model.fitted_nearest("y", p) == want["y"] and model.fitted_nearest("tag", p) == want["tag"]
+        plain += dict(model.predictions("y", p))["nearest"] == want["y"]
+        assert ("fitted nearest", want["y"]) in model.predictions("y", p)
+    assert fitted == len(combos) and plain == 0
