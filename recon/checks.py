@@ -531,33 +531,44 @@ class PublicOnly:
 
     # -- the nearest scenario in the metric the public scenarios favour, per field ------------------
 
-    def _gaps(self, params: Mapping[str, Any]) -> Any:
-        """(axes x public) squared gaps between ``params`` and every public scenario
-        (:func:`_axis_gap`, axes sorted by name)."""
+    def _columns(self) -> list[tuple[Any, dict[str, int] | None]]:
+        """Per axis (sorted by name), the public scenarios' values as :meth:`_gaps` compares
+        them: their scaled values (a numeric axis whose values are all numbers), or a code per
+        distinct value and the codes by value (any other axis)."""
         import numpy as np  # noqa: PLC0415 - heavy, needed only at rung 5
 
-        return np.array([[_axis_gap(self.axes[a], params.get(a), p.get(a)) for p in self.params]
-                         for a in sorted(self.axes)], dtype=float).reshape(len(self.axes), len(self.params))
-
-    def _public_gaps(self) -> Any:
-        """(axes x public x public) squared gaps between the public scenarios, an axis at a
-        time: numeric axes by their scaled values, the others by equal values."""
-        import numpy as np  # noqa: PLC0415 - heavy, needed only at rung 5
-
-        n = len(self.params)
-        out = np.empty((len(self.axes), n, n), dtype=float)
-        for k, a in enumerate(sorted(self.axes)):
+        out: list[tuple[Any, dict[str, int] | None]] = []
+        for a in sorted(self.axes):
             values = [p.get(a) for p in self.params]
             xs = [_norm_axis(self.axes[a], v) for v in values]
             if all(x is not None for x in xs):
-                x = np.asarray(xs, dtype=float)
-                out[k] = (x[:, None] - x[None, :]) ** 2
-            else:
-                keys = [canonjson.dumps(v) for v in values]
-                index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
-                codes = np.asarray([index[key] for key in keys])
-                out[k] = (codes[:, None] != codes[None, :]).astype(float)
+                out.append((np.asarray(xs, dtype=float), None))
+                continue
+            keys = [canonjson.dumps(v) for v in values]
+            index = {key: i for i, key in enumerate(dict.fromkeys(keys))}
+            out.append((np.asarray([index[key] for key in keys]), index))
         return out
+
+    def _gaps(self, params: Mapping[str, Any]) -> Any:
+        """(axes x public) squared gaps between ``params`` and every public scenario, axes
+        sorted by name: the scaled difference on numeric axes, 1 for a different value on the
+        others (a value no public scenario has differs from all). Kept for the parameters:
+        the fit asks for public scenarios' gaps, every field of a graded scenario for its own."""
+        import numpy as np  # noqa: PLC0415 - heavy, needed only at rung 5
+
+        def make() -> Any:
+            rows = []
+            for a, (column, index) in zip(sorted(self.axes), self._once(("columns",), self._columns)):
+                value = params.get(a)
+                if index is None:
+                    x = _norm_axis(self.axes[a], value)
+                    rows.append(np.ones(len(column)) if x is None else (column - x) ** 2)
+                else:
+                    code = index.get(canonjson.dumps(value), -1)
+                    rows.append((column != code).astype(float))
+            return np.asarray(rows, dtype=float).reshape(len(self.axes), len(self.params))
+
+        return self._once(("gaps", canonjson.dumps(dict(params))), make)
 
     def fitted_weights(self, name: str) -> tuple[float, ...]:
         """Per axis (sorted by name), the weight of the field's fitted metric: the one under
@@ -576,14 +587,12 @@ class PublicOnly:
         weights = [1.0] * len(self.axes)
         if len(rows) < 3 or not self.axes:
             return weights
-        gaps = self._once(("public gaps",), self._public_gaps)
-        if len(rows) < len(self.params):
-            gaps = gaps[:, rows][:, :, rows]
         n = len(rows)
-        # each of at most FIT_QUERIES public scenarios (spread evenly) looks for its nearest other one
+        # each of at most FIT_QUERIES public scenarios (spread evenly) looks for its nearest
+        # other one: axes x queries x rows, never the whole rows x rows
         queries = public_sample(range(n), FIT_QUERIES)
         q = len(queries)
-        flat = np.ascontiguousarray(gaps[:, queries, :]).reshape(len(weights), q * n)   # axes x (queries x rows)
+        flat = np.stack([self._gaps(self.params[rows[i]])[:, rows] for i in queries], axis=1).reshape(len(weights), q * n)
         values = [self.truths[i][name] for i in rows]
         hits: dict[tuple[int, int], bool] = {}
 
@@ -617,17 +626,13 @@ class PublicOnly:
                 break
         return weights
 
-    def _scenario_gaps(self, params: Mapping[str, Any]) -> Any:
-        """:meth:`_gaps`, kept for the parameters: every field of a graded scenario uses them."""
-        return self._once(("gaps", canonjson.dumps(dict(params))), lambda: self._gaps(params))
-
     def _distances(self, params: Mapping[str, Any]) -> list[float]:
         """:func:`param_distance` from ``params`` to every public scenario."""
         uniform = self._once(("uniform",), lambda: all(set(p) == set(self.axes) for p in self.params))
         if not uniform or set(params) != set(self.axes):
             return [param_distance(self.axes, params, p) for p in self.params]
         return self._once(("distances", canonjson.dumps(dict(params))),
-                          lambda: [math.sqrt(x) for x in self._scenario_gaps(params).sum(axis=0).tolist()])
+                          lambda: [math.sqrt(x) for x in self._gaps(params).sum(axis=0).tolist()])
 
     def fitted_nearest(self, name: str, params: Mapping[str, Any]) -> Any:
         """The field's value at the public scenario nearest to ``params`` in its fitted
@@ -637,7 +642,7 @@ class PublicOnly:
         rows = [i for i, t in enumerate(self.truths) if name in t]
         if not rows:
             return None
-        gaps = self._scenario_gaps(params)[:, rows]
+        gaps = self._gaps(params)[:, rows]
         d = np.asarray(self.fitted_weights(name), dtype=float) @ gaps
         return self.truths[rows[int(np.argmin(d))]][name]
 
