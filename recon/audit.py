@@ -132,7 +132,8 @@ def baseline_workspace(task: Task, program: Path, dest: Path) -> Path:
 # failures. For each, it runs the program on a pool of generated scenarios and lists
 # those that would have shown the behaviour publicly. A program runs on the graded set
 # first and on the public scenarios only as far as its graded failures need: until each
-# field it fails there has failed publicly too.
+# field it fails there has failed publicly too. One that fails every field publicly has
+# no failure left that could be hidden-only: the rest of its graded set is not run.
 
 DEFAULT_POOL = 40
 SHOWN = 5   # revealing pool scenarios listed per behaviour
@@ -172,7 +173,9 @@ class ProgramAudit:
     contract: dict[str, str]            # scenario id -> why the run gave no usable output
     runs: int
     public_run: int = 0                 # public scenarios run: as many as the verdicts needed ...
-    public_total: int = 0               # ... of these (see _public_until_shown)
+    public_total: int = 0               # ... of these (see _audit_runs)
+    graded_run: int = 0                 # graded scenarios run: all of them unless every field fails publicly ...
+    graded_total: int = 0               # ... of these
 
     @property
     def hidden_only(self) -> list[FieldAudit]:
@@ -180,7 +183,8 @@ class ProgramAudit:
 
     def to_json(self) -> dict[str, Any]:
         return {"program": self.label, "runs": self.runs, "public_run": self.public_run,
-                "public_total": self.public_total, "contract_failures": self.contract,
+                "public_total": self.public_total, "graded_run": self.graded_run, "graded_total": self.graded_total,
+                "contract_failures": self.contract,
                 "hidden_only": [f.field for f in self.hidden_only],
                 "fields": [self.fields[n].to_json() for n in sorted(self.fields)]}
 
@@ -212,6 +216,10 @@ class AuditReport:
             bad = p.hidden_only
             failing = sorted(n for n, f in p.fields.items() if f.graded_failed)
             head = f"  {p.label}: fails {len(failing)} field(s) on the graded set"
+            if p.graded_run < p.graded_total:
+                head = (f"  {p.label}: fails every field publicly, so none can fail on hidden scenarios only "
+                        f"(stopped after {p.graded_run} of {p.graded_total} graded scenarios, failing "
+                        f"{len(failing)} field(s) there)")
             consequences = any(f.explained and not f.public_failed for f in p.fields.values())
             head += (f"; {len(bad)} hidden-only" if bad else "; every one also fails publicly"
                      + (" or only beside a published failure of a field it is computed from" if consequences else ""))
@@ -273,9 +281,8 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
                     return run_outcomes(rt, path, items, t.limits, t.app_dir, fields, workers,
                                         sessions=pool, memo=memo)
 
-                graded_out = run(graded)
-                public_out = _public_until_shown(run, public, graded_out, fields, workers)
-            audit = _program_audit(label, public_out, graded_out, fields, oracle, len(public))
+                graded_out, public_out = _audit_runs(run, public, graded, fields, workers)
+            audit = _program_audit(label, public_out, graded_out, fields, oracle, len(public), len(graded))
             if audit.hidden_only:
                 if pool is None:
                     spec = SweepSpec(**{k: t.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
@@ -301,32 +308,38 @@ def _failing(outcome: Outcome, fields: dict[str, dict[str, Any]]) -> set[str]:
     return {n for n, spec in fields.items() if not compare.within(spec, outcome.output[n], outcome.graded.truth[n])}
 
 
-def _public_until_shown(run: Callable[[list[Graded]], list[Outcome]], public: list[Graded], graded: list[Outcome],
-                        fields: dict[str, dict[str, Any]], workers: int) -> list[Outcome]:
-    """The program's outcomes on the public scenarios, in order, as far as the verdicts
-    need them: until every field it fails on a graded cell has failed on one of them too.
-    A field that fails on no graded cell cannot be hidden-only, and one already seen
-    failing publicly is shown, however often it fails elsewhere: a program that passes
-    the whole graded set runs on no public scenario, and one whose graded failures all
-    show early stops early. Only a field that is really hidden-only (or shown late) needs
-    every public scenario. The same verdicts as running them all, not the same counts."""
-    wanted: set[str] = set()
-    for oc in graded:
-        wanted |= _failing(oc, fields)
-    out: list[Outcome] = []
+def _audit_runs(run: Callable[[list[Graded]], list[Outcome]], public: list[Graded], graded: list[Graded],
+                fields: dict[str, dict[str, Any]], workers: int) -> tuple[list[Outcome], list[Outcome]]:
+    """The program's outcomes on the graded set and on the public scenarios, as far as
+    the verdicts need them. Public scenarios run in order until every field the program
+    fails on a graded cell has failed on one of them too: a field that fails on no graded
+    cell cannot be hidden-only, and one already seen failing publicly is shown, however
+    often it fails elsewhere. So a program that passes the whole graded set runs on no
+    public scenario, and one whose graded failures all show early stops early; only a
+    field that is really hidden-only (or shown late) needs every public scenario. The
+    graded set runs a first chunk, then the rest, unless by then every field has failed
+    publicly: nothing could be hidden-only (a baseline that gets everything wrong costs a
+    few runs). The same verdicts as running them all, not the same counts."""
     step = max(4 * workers, 8)
-    for i in range(0, len(public), step):
-        if not wanted:
+    wanted: set[str] = set()
+    shown: set[str] = set()
+    graded_out: list[Outcome] = []
+    public_out: list[Outcome] = []
+    for part in (graded[:step], graded[step:]):
+        if not part or shown >= set(fields):
             break
-        chunk = run(public[i:i + step])
-        for oc in chunk:
-            wanted -= _failing(oc, fields)
-        out += chunk
-    return out
+        for oc in run(part):
+            graded_out.append(oc)
+            wanted |= _failing(oc, fields)
+        while wanted - shown and len(public_out) < len(public):
+            for oc in run(public[len(public_out):len(public_out) + step]):
+                public_out.append(oc)
+                shown |= _failing(oc, fields)
+    return graded_out, public_out
 
 
 def _program_audit(label: str, public: list[Outcome], graded: list[Outcome], fields: dict[str, dict[str, Any]],
-                   oracle: Oracle, n_public: int) -> ProgramAudit:
+                   oracle: Oracle, n_public: int, n_graded: int) -> ProgramAudit:
     per = {n: FieldAudit(n, [], [], 0) for n in fields}
     contract: dict[str, str] = {}
     failing: dict[str, set[str]] = {}   # graded scenario id -> the fields failing there (usable output)
@@ -355,7 +368,7 @@ def _program_audit(label: str, public: list[Outcome], graded: list[Outcome], fie
         shown = {n for n, f in per.items() if f.public_failed}
         for n, f in per.items():
             f.explained = [c for c in f.graded_failed if c in failing and oracle.explained(n, failing[c], shown)]
-    return ProgramAudit(label, per, contract, len(outcomes), len(public), n_public)
+    return ProgramAudit(label, per, contract, len(outcomes), len(public), n_public, len(graded), n_graded)
 
 
 def audit_baselines(task: Task, oracle: Oracle, *, runtime: Runtime, registry: Registry | None = None,

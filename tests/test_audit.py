@@ -90,6 +90,28 @@ def test_the_audit_runs_public_scenarios_only_as_far_as_its_verdicts_need(regist
     assert not by["common"].hidden_only and [f.field for f in by["rare"].hidden_only] == ["count"]
     assert not by["reference"].hidden_only
     assert report.to_json()["programs"][1]["public_run"] == 8
+    # the graded set runs whole for all three: none fails every field publicly
+    assert all((by[k].graded_run, by[k].graded_total) == (14, 14) for k in by)
+
+
+def test_the_audit_stops_a_program_that_fails_every_field_publicly(registry: Registry, tmp_path: Path) -> None:
+    """A program that has failed every field on a public scenario can have no hidden-only
+    failure: after a first chunk of the graded set and the public scenarios that show
+    every field failing, the rest of its graded set is not run, and the report says so."""
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=24, n_hidden=6, probes=2,
+                      select="random").path
+    everything = _program(tmp_path, "everything", 'out = {"terms": [t + 1 for t in out["terms"]], '
+                          '"summary": out["summary"] + 1, "count": out["count"] + 1, "rising": not out["rising"]}')
+    common = _wrong(tmp_path, "common", "True")
+    report = audit_programs(task, [("everything", everything), ("common", common)], runtime="local",
+                            registry=registry, nonces=["n1", "n2", "n3", "n4", "n5"], pool_size=0, workers=1)
+    by = {p.label: p for p in report.programs}
+    assert report.graded == 16 and report.fair
+    assert (by["everything"].graded_run, by["everything"].public_run) == (8, 8)
+    assert all(len(f.graded_failed) == 8 and f.public_failed for f in by["everything"].fields.values())
+    assert (by["common"].graded_run, by["common"].public_run) == (16, 8)   # passes "terms": runs them all
+    assert "stopped after 8 of 16 graded scenarios" in report.render()
+    assert report.to_json()["programs"][0]["graded_run"] == 8
 
 
 RETURN = '''    return {"terms": terms, "summary": summary, "count": sum(t > 1.0 for t in terms),
@@ -234,6 +256,34 @@ def test_a_spec_gives_the_revealed_programs_a_budget_of_their_own(registry: Regi
     free = build_task(registry, "tiny_series", tmp_path / "free", spec_path=spec, select_budget=0).path
     free_report = canonjson.read(free / "tests" / "selection.json")
     assert free_report["reveal_budget"] is None and free_report["program_runs_not_made"] == 0
+
+
+def test_reveal_stops_looking_once_a_program_has_failed_every_field(registry: Registry, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A revealed program that has failed every field (with usable output) has nothing left
+    for the graded-like draws to find: its finding runs stop, and the cover still shows
+    every field of it failing, beside a program whose rare failure needs every draw."""
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))   # nothing kept by other tests
+    rare = _wrong(tmp_path, "rare", 'p["a"] > 3.6')
+    everything = _program(tmp_path, "everything", 'out = {"terms": [t + 1 for t in out["terms"]], '
+                          '"summary": out["summary"] + 1, "count": out["count"] + 1, "rising": not out["rising"]}')
+    common = {"n_public": 4, "n_hidden": 10, "probes": 2, "select": "stress", "select_budget": 0}
+
+    def report(out: str, programs: list[Path]) -> dict:
+        task = build_task(registry, "tiny_series", tmp_path / out, reveal=programs, **common).path
+        return canonjson.read(task / "tests" / "selection.json")
+
+    alone = report("alone", [rare])
+    both = report("both", [rare, everything])
+    assert alone["program_runs_saturated"] == 0 and alone["revealed"] == [f"{rare}: count"]
+    assert both["reveal_draws"] == alone["reveal_draws"]
+    # the second program ran on a few draws (the two workers' first ones), then stopped looking
+    assert both["program_runs_saturated"] >= both["reveal_draws"] - 4
+    assert both["program_runs"] + both["program_runs_saturated"] >= alone["program_runs"] + both["reveal_draws"]
+    assert both["program_runs"] <= alone["program_runs"] + 4 + common["n_public"]
+    assert sorted(both["revealed"]) == sorted([f"{rare}: count", *(f"{everything}: {f}" for f in
+                                                                     ("count", "rising", "summary", "terms"))])
+    assert both["unrevealed"] == [] and both["program_runs_not_made"] == 0
 
 
 def test_reveal_runs_the_programs_where_probes_may_land_not_only_on_hidden_candidates(registry: Registry,

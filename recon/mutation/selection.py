@@ -83,7 +83,7 @@ PUBLIC_FACTOR = 3
 #: candidates' generation when it counted that too.)
 SELECTION_BUDGET = 75.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 12
+SELECTION_ALGORITHM = 13
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
@@ -645,6 +645,7 @@ def stress_selection(
             "program_runs": shows.runs,
             "program_runs_kept": shows.kept,   # of those, taken from an earlier build's
             "program_runs_not_made": shows.skipped,
+            "program_runs_saturated": shows.saturated,   # finding runs of programs that had failed every field
             "budget": budget,
             "budget_reached": eng.past(deadline),
             "reveal_budget": reveal_budget if reveal else None,
@@ -685,6 +686,14 @@ class _Revealer:
         self.broken: set[tuple[int, int]] = set()          # ... of those, runs without usable output
         self.runs = 0
         self.skipped = 0     # runs the budget left undone
+        # Finding what a program gets wrong ends once it has failed every field somewhere
+        # (with usable output):
+        # its later graded-like draws could add no behaviour, only places where one is
+        # seen (showing it runs the program on candidates all the same). A weak program
+        # (a baseline that fails every field from the first scenario on) then costs a
+        # handful of runs instead of one per draw.
+        self.failed: dict[int, set[str]] = {}   # program index -> every field it has failed
+        self.saturated = 0   # finding runs left out so
         self.budget = budget
         self.start: float | None = None   # the first run (wall clock)
         self.cpu = 0.0                    # the runs' CPU seconds so far
@@ -740,7 +749,8 @@ class _Revealer:
         program unseen), until ``share`` of the budget is spent."""
         if self.programs:
             self.say(f"stress selection: {len(self.programs)} program(s) to reveal, on {len(cases)} scenarios")
-        self._run_pairs([(p, c) for c in cases for p in range(len(self.programs))], self._deadline(share))
+        self._run_pairs([(p, c) for c in cases for p in range(len(self.programs))], self._deadline(share),
+                        finding=True)
 
     def run_draws(self, draws: Sequence[Scenario], *, share: float = 0.5) -> list[int]:
         """Every program on fresh draws, after :meth:`run`'s cases and within the same
@@ -759,20 +769,24 @@ class _Revealer:
             self.eng.generate()
             _reference_agrees(self.eng, self.eng.oracle)
             out += chunk
-            self._run_pairs([(p, c) for c in chunk for p in range(len(self.programs))], deadline)
+            self._run_pairs([(p, c) for c in chunk for p in range(len(self.programs))], deadline, finding=True)
         return out
 
-    def _run_pairs(self, pairs: Sequence[tuple[int, int]], deadline: float | None) -> None:
+    def _run_pairs(self, pairs: Sequence[tuple[int, int]], deadline: float | None, *, finding: bool = False) -> None:
+        """Run the (program, case) pairs not run yet. ``finding``: runs that only look for
+        what a program gets wrong, left out once it has failed every field."""
         todo = [pc for pc in dict.fromkeys(pairs) if pc not in self.fails]
         if not todo or self.runtime is None:
             return
         fields = self.eng.fields
 
-        def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str] | None, bool]:
+        def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str], str]:
             p, c = item
             case = self.eng.cases[c].case
             if case is None:
-                return item, set(), False
+                return item, set(), "run"
+            if finding and self.is_saturated(p):
+                return item, set(), "saturated"   # not run: nothing left to find
             doc = dict(case.document)
             inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
             # a run an earlier build kept costs nothing, budget spent or not; the key is the
@@ -786,7 +800,7 @@ class _Revealer:
                     self.kept += 1
             else:
                 if deadline is not None and self.clock() >= deadline:
-                    return item, None, False   # not run: the revealing budget is spent
+                    return item, set(), "budget"   # not run: the revealing budget is spent
                 res = self._pool(p).run(doc, inputs)
                 if self.memo is not None:
                     self.memo.put(key, res)
@@ -794,18 +808,31 @@ class _Revealer:
                     self.cpu += res.cpu_seconds if res.cpu_seconds is not None else res.seconds
             value, why = (None, res.failure()) if res.failure() else compare.parse_stdout(res.stdout)
             if why is not None or value is None or compare.contract_errors(fields, value):
-                return item, set(fields), True
-            return item, {n for n, sp in fields.items() if not compare.within(sp, value[n], case.truth[n])}, False
+                bad, broken = set(fields), True
+            else:
+                bad, broken = {n for n, sp in fields.items() if not compare.within(sp, value[n], case.truth[n])}, False
+            if not broken:   # (a run without usable output, a timeout under load say, says nothing of a field)
+                with self._lock:   # at once, not when the pool's results are read in order
+                    self.failed.setdefault(p, set()).update(bad)
+            return item, bad, "broken" if broken else "run"
 
         with ThreadPoolExecutor(max_workers=self.workers) as pool:
-            for key, bad, broken in pool.map(one, todo):
-                if bad is None:
+            for key, bad, status in pool.map(one, todo):
+                if status == "saturated":
+                    self.saturated += 1
+                    continue
+                if status == "budget":
                     self.skipped += 1
                     continue
                 self.fails[key] = bad
-                if broken:
+                if status == "broken":
                     self.broken.add(key)
                 self.runs += 1
+
+    def is_saturated(self, p: int) -> bool:
+        """Whether program ``p`` has failed every field on some run."""
+        with self._lock:
+            return len(self.failed.get(p, ())) == len(self.eng.fields)
 
     def show(self, behaviours: Sequence[tuple[str, str]], seen: Sequence[int], cands: Sequence[int],
              points: dict[int, dict[str, float]], *, prefer: Sequence[int] = (),

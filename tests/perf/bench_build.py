@@ -7,6 +7,7 @@ selection costs is the cold-build benchmark's subject.
 """
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -57,8 +58,11 @@ def test_cold_default_build(name: str, tmp_path: Path, record: Callable[..., Non
     m = re.search(r"oracle ([\d.]+) s, wall ([\d.]+) s", proc.stderr)
     assert m, proc.stderr
     oracle = float(m.group(1))
+    sel = json.loads((tmp_path / "tasks" / name / "tests" / "selection.json").read_text())
     record(f"cold `recon build {name}` wall (s)", wall, "<= 60",
-           detail=f"{wall / max(oracle, 1e-9):.1f} x the oracle's {oracle:.2f} s on the task's scenarios")
+           detail=f"{wall / max(oracle, 1e-9):.1f} x the oracle's {oracle:.2f} s on the task's scenarios; "
+                  f"revealed programs: {sel.get('program_runs')} runs made, {sel.get('program_runs_saturated')} "
+                  f"left out (every field already failed), {sel.get('program_runs_not_made')} past the budget")
 
 
 def test_readme_first_command(tmp_path: Path, record: Callable[..., None]) -> None:
