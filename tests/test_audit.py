@@ -284,6 +284,11 @@ def test_reveal_stops_looking_once_a_program_has_failed_every_field(registry: Re
     assert sorted(both["revealed"]) == sorted([f"{rare}: count", *(f"{everything}: {f}" for f in
                                                                      ("count", "rising", "summary", "terms"))])
     assert both["unrevealed"] == [] and both["program_runs_not_made"] == 0
+    # revealed alone, it leaves the probe draws after its first ones ungenerated
+    only = report("only", [everything])
+    assert only["reveal_draws"] < alone["reveal_draws"] and only["program_runs_not_made"] == 0
+    assert sorted(only["revealed"]) == [f"{everything}: {f}" for f in ("count", "rising", "summary", "terms")]
+    assert only["unrevealed"] == []
 
 
 def test_reveal_runs_the_programs_where_probes_may_land_not_only_on_hidden_candidates(registry: Registry,

@@ -756,12 +756,14 @@ class _Revealer:
         """Every program on fresh draws, after :meth:`run`'s cases and within the same
         ``share`` of the budget. A draw is generated (the oracle and the reference on it) a
         few at a time, as the runs reach it: the draws the budget does not reach cost
-        nothing, and their runs are counted as not made. Returns the engine's indices of the
-        draws generated."""
+        nothing, and their runs are counted as not made; once every program has failed every
+        field, the rest are not generated. Returns the engine's indices of the draws generated."""
         out: list[int] = []
         deadline = self._deadline(share)
         step = REVEAL_CHUNK * self.workers
         for i in range(0, len(draws), step):
+            if self.programs and all(self.is_saturated(p) for p in range(len(self.programs))):
+                break   # nothing left to find in any program: the rest need not be generated
             if deadline is not None and self.clock() >= deadline:
                 self.skipped += len(self.programs) * (len(draws) - i)
                 break
