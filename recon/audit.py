@@ -12,7 +12,9 @@ which generated scenarios would have shown that behaviour publicly.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+import statistics
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -29,7 +31,8 @@ from .oracle import Oracle
 from .registry import Registry
 from .runtimes import Runtime, SessionPool, get_runtime
 from .runtimes.snapshot import snapshot_workspace
-from .sweep import SweepSpec, pool_scenarios
+from .axes import Axis, Float
+from .sweep import Scenario, SweepSpec, effective_axes, pool_scenarios, run_scenarios
 from .task import Task, load_task
 
 __all__ = ["BaselineRow", "grade_baselines", "baseline_workspace", "audit_programs", "audit_baselines", "AuditReport",
@@ -137,6 +140,14 @@ def baseline_workspace(task: Task, program: Path, dest: Path) -> Path:
 
 DEFAULT_POOL = 40
 SHOWN = 5   # revealing pool scenarios listed per behaviour
+#: A knife edge: along a real axis, within KNIFE_SPAN of its range either side of a
+#: hidden-only failure, the oracle's own value of the field takes one step (between
+#: KNIFE_POINTS evenly spaced samples) beyond the field's tolerance and KNIFE_RATIO times
+#: its typical step. There, any difference in an intermediate quantity flips a discrete
+#: decision, and no published scenario makes the failure fair.
+KNIFE_SPAN = 0.01
+KNIFE_POINTS = 9
+KNIFE_RATIO = 5.0
 
 
 @dataclass
@@ -150,6 +161,7 @@ class FieldAudit:
     revealing: list[dict[str, Any]] = dataclasses.field(default_factory=list)   # pool scenarios showing it
     pool_failure_rate: float | None = None
     explained: list[str] = dataclasses.field(default_factory=list)   # of graded_failed: an upstream field fails there too
+    knife_edge: dict[str, Any] | None = None   # the oracle's own step near a hidden-only failure (knife_edge())
 
     @property
     def hidden_only(self) -> bool:
@@ -160,7 +172,7 @@ class FieldAudit:
     def to_json(self) -> dict[str, Any]:
         return {"field": self.field, "public_failed": self.public_failed, "graded_failed": self.graded_failed,
                 "graded_checked": self.graded_checked, "hidden_only": self.hidden_only,
-                "explained_by_upstream": self.explained,
+                "explained_by_upstream": self.explained, "knife_edge": self.knife_edge,
                 "revealing": self.revealing, "pool_failure_rate": self.pool_failure_rate}
 
 
@@ -237,6 +249,13 @@ class AuditReport:
                                  + canonjson.dumps_compact(f.revealing[0]["parameters"])[:160])
                 else:
                     lines.append(f"      no scenario of a {self.pool_size}-scenario pool shows it")
+                if f.knife_edge:
+                    k = f.knife_edge
+                    size = "an exact field's change" if k["step"] is None else f"{k['step']:.1f} x its tolerance"
+                    lines.append(f"      a knife edge near {k['cell']}: the oracle's own value steps {size} between "
+                                 f"{k['axis']} = {k['between'][0]:g} and {k['between'][1]:g} (a typical step there: "
+                                 f"{k['typical']:.2f} x); no published scenario makes that fair: make the output "
+                                 "continuous there, or its tolerance wider")
             for n, f in sorted(p.fields.items()):
                 if f.explained and not f.public_failed and not f.hidden_only:
                     lines.append(f"    {n}: fails {len(f.explained)} graded cell(s), each where a field it is computed "
@@ -292,13 +311,63 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
                 rep = evaluate_program(pool, snap.path, label, rt, seed=pool_seed, limits=t.limits, workers=workers,
                                        app_dir=t.app_dir)
                 params = {sc.id: sc.parameters for sc in pool.scenarios}
+                by_id = {g.id: g for g in graded}
                 for f in audit.hidden_only:
                     st = rep.fields[f.field]
                     f.pool_failure_rate = st.failure_rate
                     f.revealing = [{"id": sid, "parameters": params[sid]} for sid in st.failed[:SHOWN]]
+                    cell = next(c for c in f.graded_failed if c not in f.explained)
+                    f.knife_edge = knife_edge(oracle, effective_axes(oracle, spec), by_id[cell], f.field,
+                                              root / "edges" / f"{i}-{f.field}", workers=workers)
             say(f"audit: {label}: {len(audit.hidden_only)} hidden-only field(s)")
             report_programs.append(audit)
     return AuditReport(str(t.meta["task"]), list(nonces), len(graded), report_programs, pool_size)
+
+
+def knife_edge(oracle: Oracle, axes: dict[str, Axis], cell: Graded, field: str, root: Path, *,
+               workers: int = 1) -> dict[str, Any] | None:
+    """The largest step of the oracle's own value of ``field`` along a real axis near the
+    graded ``cell`` that makes it a knife edge (see :data:`KNIFE_SPAN`), or None. The
+    oracle runs on KNIFE_POINTS scenarios per real axis, the other parameters kept; an
+    oracle that fails on one of them says nothing (None)."""
+    spec = oracle.output_specs()[field]
+    params = dict(cell.document.get("parameters") or {})
+    lines: dict[str, list[tuple[float, Scenario]]] = {}
+    for name, ax in axes.items():
+        if not isinstance(ax, Float) or not isinstance(params.get(name), (int, float)):
+            continue
+        x0, width = float(params[name]), KNIFE_SPAN * (float(ax.hi) - float(ax.lo))
+        xs = sorted({min(float(ax.hi), max(float(ax.lo), x0 + width * (2 * k / (KNIFE_POINTS - 1) - 1)))
+                     for k in range(KNIFE_POINTS)})
+        lines[name] = [(x, Scenario(f"edge_{name}_{k}", {**params, name: x})) for k, x in enumerate(xs)]
+    jobs = [(sc, root / sc.id, False) for pts in lines.values() for _, sc in pts]
+    if not jobs:
+        return None
+    try:
+        out = {r.scenario.id: r.output[field] for r in run_scenarios(oracle, jobs, workers=workers)}
+    except Exception:   # the oracle refusing a neighbour is no verdict on the edge
+        return None
+    best: dict[str, Any] | None = None
+    for name, pts in lines.items():
+        values = [out[sc.id] for _, sc in pts]
+        steps = [_step(spec, a, b) for a, b in zip(values, values[1:])]
+        if not steps:
+            continue
+        typical = statistics.median(steps)
+        k = max(range(len(steps)), key=steps.__getitem__)
+        if steps[k] > 1.0 and steps[k] > KNIFE_RATIO * typical and (best is None or steps[k] > (best["step"] or math.inf)):
+            best = {"cell": cell.id, "axis": name, "between": [pts[k][0], pts[k + 1][0]],
+                    "step": None if math.isinf(steps[k]) else round(steps[k], 3), "typical": round(typical, 3)}
+    return best
+
+
+def _step(spec: dict[str, Any], a: Any, b: Any) -> float:
+    """How far apart two of the oracle's values are, in units of the field's tolerance
+    (infinite for a change in a field compared exactly)."""
+    m = compare.margin(spec, a, b)
+    if m is None:
+        return 0.0 if a == b else math.inf
+    return m
 
 
 def _failing(outcome: Outcome, fields: dict[str, dict[str, Any]]) -> set[str]:

@@ -432,7 +432,8 @@ def fairness_row(task: Task, oracle: Oracle, runtime: Runtime, registry: Registr
                              "no baseline or independent program to audit")
     rep = audit_baselines(task, oracle, runtime=runtime, registry=registry, log=log, memo=memo,
                           probe_cache=probe_cache)
-    bad = [f"{p.label}: {f.field} ({len(f.graded_failed) - len(f.explained)} cell(s))"
+    bad = [f"{p.label}: {f.field} ({len(f.graded_failed) - len(f.explained)} cell(s)"
+           + (f", a knife edge along {f.knife_edge['axis']}" if f.knife_edge else "") + ")"
            for p in rep.programs for f in p.hidden_only]
     beside = sum(len(f.explained) for p in rep.programs for f in p.fields.values() if not f.public_failed)
     also = (f" ({beside} graded cell(s) fail only beside a published failure of a field they are computed from)"

@@ -62,6 +62,7 @@ def test_the_audit_finds_hidden_only_failures_and_the_scenarios_that_would_show_
     found = by["rare"].fields["count"]
     assert found.graded_failed and not found.public_failed
     assert found.revealing and all(r["parameters"]["a"] > top for r in found.revealing)
+    assert found.knife_edge is None   # a behaviour of the program: published scenarios could show it
     assert not by["common"].hidden_only and by["common"].fields["count"].public_failed
     assert not by["reference"].hidden_only and not any(f.graded_failed for f in by["reference"].fields.values())
     assert not report.fair and report.hidden_only == 1
@@ -112,6 +113,29 @@ def test_the_audit_stops_a_program_that_fails_every_field_publicly(registry: Reg
     assert (by["common"].graded_run, by["common"].public_run) == (16, 8)   # passes "terms": runs them all
     assert "stopped after 8 of 16 graded scenarios" in report.render()
     assert report.to_json()["programs"][0]["graded_run"] == 8
+
+
+def test_the_audit_names_a_knife_edge_where_the_oracle_itself_steps(registry: Registry, tmp_path: Path) -> None:
+    """Near a hidden-only failure the audit samples the oracle along each real axis: a
+    step of its own value beyond the tolerance, far above its typical step, is a knife edge
+    (``count`` where a term crosses one); a field that moves evenly (``summary``) or a
+    count far from any crossing is none."""
+    from recon.audit import KNIFE_SPAN, knife_edge
+    from recon.checks import Graded
+    oracle = registry.get("tiny_series")
+
+    def cell(a: float) -> Graded:
+        return Graded("probe_1", {"parameters": {"a": a, "k": 2, "mode": "sum", "seed": 0}}, {}, {}, "probe")
+
+    factors = [1.0 + math.sin(i) for i in range(2)]          # term i = a * factors[i] at seed 0
+    crossing = 1.0 / factors[1]                              # where term 1 crosses one
+    width = KNIFE_SPAN * (4.0 - 0.5)
+    edge = knife_edge(oracle, oracle.axes, cell(crossing + width / 3), "count", tmp_path / "near")
+    assert edge is not None and edge["axis"] == "a" and edge["step"] is None and edge["cell"] == "probe_1"
+    assert edge["between"][0] < crossing < edge["between"][1]
+    assert knife_edge(oracle, oracle.axes, cell(crossing + width / 3), "summary", tmp_path / "smooth") is None
+    far = next(a / 100 for a in range(60, 400) if all(abs(a / 100 * f - 1.0) > 2 * width * f for f in factors))
+    assert knife_edge(oracle, oracle.axes, cell(far), "count", tmp_path / "far") is None
 
 
 RETURN = '''    return {"terms": terms, "summary": summary, "count": sum(t > 1.0 for t in terms),

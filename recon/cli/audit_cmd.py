@@ -81,6 +81,8 @@ def audit_cmd(task_dir: Path, programs: tuple[Path, ...], jobs: tuple[Path, ...]
         info(f"audit: {memo.kept_hits} runs kept from an earlier audit or validate", quiet or as_json)
     click.echo(canonjson.dumps(report.to_json()) if as_json else report.render(), nl=not as_json)
     if not report.fair:
-        raise ValidationFailed(f"{report.hidden_only} hidden-only behaviour(s) in {task.meta['task']}",
-                               hint="publish scenarios that show them (recon build --reveal PROGRAM), or evidence "
-                                    "that reveals them")
+        edges = sum(1 for p in report.programs for f in p.hidden_only if f.knife_edge)
+        hint = ("publish scenarios that show them (recon build --reveal PROGRAM), or evidence that reveals them"
+                + (f"; {edges} of them sit on a knife edge of the oracle, which only a continuous output or a wider "
+                   "tolerance makes fair" if edges else ""))
+        raise ValidationFailed(f"{report.hidden_only} hidden-only behaviour(s) in {task.meta['task']}", hint=hint)
