@@ -23,6 +23,7 @@ from typing import Any, Callable, Sequence
 
 from . import canonjson, compare
 from .baselines import IGNORED
+from .axes import Axis, Float
 from .checks import Graded, Outcome
 from .errors import TaskError
 from .grader import RunMemo, draw_probes, grade, graded_from, resolve_oracle, run_outcomes
@@ -31,7 +32,6 @@ from .oracle import Oracle
 from .registry import Registry
 from .runtimes import Runtime, SessionPool, get_runtime
 from .runtimes.snapshot import snapshot_workspace
-from .axes import Axis, Float
 from .sweep import Scenario, SweepSpec, effective_axes, pool_scenarios, run_scenarios
 from .task import Task, load_task
 
@@ -290,6 +290,10 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
                        for g in draw_probes(t, oracle, nonce, n_probes, root / "probes" / nonce, cache=probe_cache)]
         say(f"audit: {len(public)} public and {len(graded)} graded scenarios of {t.meta['task']}")
         pool: PreparedPool | None = None
+        spec = SweepSpec(**{k: t.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
+        by_id = {g.id: g for g in graded}
+        # the oracle near a failing cell, sampled once whatever fields and programs fail there
+        near: dict[str, Neighbours | None] = {}
         for i, (label, program) in enumerate(programs):
             ws, _ = prepare_workspace(Path(program), root / f"program-{i}")
             snap = snapshot_workspace(ws, root / f"snap-{i}")
@@ -304,33 +308,35 @@ def audit_programs(task: Task | Path | str, programs: Sequence[tuple[str, Path]]
             audit = _program_audit(label, public_out, graded_out, fields, oracle, len(public), len(graded))
             if audit.hidden_only:
                 if pool is None:
-                    spec = SweepSpec(**{k: t.meta["spec"][k] for k in ("n_public", "n_hidden", "seed", "axes")})
                     say(f"audit: generating a {pool_size}-scenario pool")
                     pool = prepare_pool(oracle, pool_scenarios(oracle, spec, pool_size, seed=pool_seed), root / "pool",
                                         workers=workers)
                 rep = evaluate_program(pool, snap.path, label, rt, seed=pool_seed, limits=t.limits, workers=workers,
                                        app_dir=t.app_dir)
                 params = {sc.id: sc.parameters for sc in pool.scenarios}
-                by_id = {g.id: g for g in graded}
                 for f in audit.hidden_only:
                     st = rep.fields[f.field]
                     f.pool_failure_rate = st.failure_rate
                     f.revealing = [{"id": sid, "parameters": params[sid]} for sid in st.failed[:SHOWN]]
                     cell = next(c for c in f.graded_failed if c not in f.explained)
-                    f.knife_edge = knife_edge(oracle, effective_axes(oracle, spec), by_id[cell], f.field,
-                                              root / "edges" / f"{i}-{f.field}", workers=workers)
+                    if cell not in near:
+                        near[cell] = neighbours(oracle, effective_axes(oracle, spec), by_id[cell],
+                                                root / "edges" / str(len(near)), workers=workers)
+                    f.knife_edge = knife_edge(oracle, by_id[cell], f.field, near[cell])
             say(f"audit: {label}: {len(audit.hidden_only)} hidden-only field(s)")
             report_programs.append(audit)
     return AuditReport(str(t.meta["task"]), list(nonces), len(graded), report_programs, pool_size)
 
 
-def knife_edge(oracle: Oracle, axes: dict[str, Axis], cell: Graded, field: str, root: Path, *,
-               workers: int = 1) -> dict[str, Any] | None:
-    """The largest step of the oracle's own value of ``field`` along a real axis near the
-    graded ``cell`` that makes it a knife edge (see :data:`KNIFE_SPAN`), or None. The
-    oracle runs on KNIFE_POINTS scenarios per real axis, the other parameters kept; an
-    oracle that fails on one of them says nothing (None)."""
-    spec = oracle.output_specs()[field]
+#: the oracle's outputs along each real axis near a graded cell: axis -> [(value, outputs)]
+Neighbours = dict[str, list[tuple[float, dict[str, Any]]]]
+
+
+def neighbours(oracle: Oracle, axes: dict[str, Axis], cell: Graded, root: Path, *,
+               workers: int = 1) -> Neighbours | None:
+    """The oracle on KNIFE_POINTS scenarios per real axis within KNIFE_SPAN of its range
+    either side of the graded ``cell``, the other parameters kept (None when the oracle
+    fails on one of them: a refused neighbour is no verdict on an edge)."""
     params = dict(cell.document.get("parameters") or {})
     lines: dict[str, list[tuple[float, Scenario]]] = {}
     for name, ax in axes.items():
@@ -341,15 +347,21 @@ def knife_edge(oracle: Oracle, axes: dict[str, Axis], cell: Graded, field: str, 
                      for k in range(KNIFE_POINTS)})
         lines[name] = [(x, Scenario(f"edge_{name}_{k}", {**params, name: x})) for k, x in enumerate(xs)]
     jobs = [(sc, root / sc.id, False) for pts in lines.values() for _, sc in pts]
-    if not jobs:
-        return None
     try:
-        out = {r.scenario.id: r.output[field] for r in run_scenarios(oracle, jobs, workers=workers)}
-    except Exception:   # the oracle refusing a neighbour is no verdict on the edge
+        out = {r.scenario.id: r.output for r in run_scenarios(oracle, jobs, workers=workers)} if jobs else {}
+    except Exception:
         return None
+    return {name: [(x, out[sc.id]) for x, sc in pts] for name, pts in lines.items()}
+
+
+def knife_edge(oracle: Oracle, cell: Graded, field: str, near: Neighbours | None) -> dict[str, Any] | None:
+    """The largest step of the oracle's own value of ``field`` along a real axis near the
+    graded ``cell`` (sampled by :func:`neighbours`) that makes it a knife edge (see
+    :data:`KNIFE_SPAN`), or None."""
+    spec = oracle.output_specs()[field]
     best: dict[str, Any] | None = None
-    for name, pts in lines.items():
-        values = [out[sc.id] for _, sc in pts]
+    for name, pts in (near or {}).items():
+        values = [out[field] for _, out in pts]
         steps = [_step(spec, a, b) for a, b in zip(values, values[1:])]
         if not steps:
             continue

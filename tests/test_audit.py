@@ -120,7 +120,7 @@ def test_the_audit_names_a_knife_edge_where_the_oracle_itself_steps(registry: Re
     step of its own value beyond the tolerance, far above its typical step, is a knife edge
     (``count`` where a term crosses one); a field that moves evenly (``summary``) or a
     count far from any crossing is none."""
-    from recon.audit import KNIFE_SPAN, knife_edge
+    from recon.audit import KNIFE_SPAN, knife_edge, neighbours
     from recon.checks import Graded
     oracle = registry.get("tiny_series")
 
@@ -130,12 +130,14 @@ def test_the_audit_names_a_knife_edge_where_the_oracle_itself_steps(registry: Re
     factors = [1.0 + math.sin(i) for i in range(2)]          # term i = a * factors[i] at seed 0
     crossing = 1.0 / factors[1]                              # where term 1 crosses one
     width = KNIFE_SPAN * (4.0 - 0.5)
-    edge = knife_edge(oracle, oracle.axes, cell(crossing + width / 3), "count", tmp_path / "near")
+    near = cell(crossing + width / 3)
+    sampled = neighbours(oracle, oracle.axes, near, tmp_path / "near")   # once for every field there
+    edge = knife_edge(oracle, near, "count", sampled)
     assert edge is not None and edge["axis"] == "a" and edge["step"] is None and edge["cell"] == "probe_1"
     assert edge["between"][0] < crossing < edge["between"][1]
-    assert knife_edge(oracle, oracle.axes, cell(crossing + width / 3), "summary", tmp_path / "smooth") is None
+    assert knife_edge(oracle, near, "summary", sampled) is None
     far = next(a / 100 for a in range(60, 400) if all(abs(a / 100 * f - 1.0) > 2 * width * f for f in factors))
-    assert knife_edge(oracle, oracle.axes, cell(far), "count", tmp_path / "far") is None
+    assert knife_edge(oracle, cell(far), "count", neighbours(oracle, oracle.axes, cell(far), tmp_path / "far")) is None
 
 
 RETURN = '''    return {"terms": terms, "summary": summary, "count": sum(t > 1.0 for t in terms),

@@ -687,11 +687,10 @@ class _Revealer:
         self.runs = 0
         self.skipped = 0     # runs the budget left undone
         # Finding what a program gets wrong ends once it has failed every field somewhere
-        # (with usable output):
-        # its later graded-like draws could add no behaviour, only places where one is
-        # seen (showing it runs the program on candidates all the same). A weak program
-        # (a baseline that fails every field from the first scenario on) then costs a
-        # handful of runs instead of one per draw.
+        # (with usable output): its later graded-like draws could add no behaviour, only
+        # places where one is seen (showing it runs the program on candidates all the
+        # same). A weak program (a baseline that fails every field from the first
+        # scenario on) then costs a handful of runs instead of one per draw.
         self.failed: dict[int, set[str]] = {}   # program index -> every field it has failed
         self.saturated = 0   # finding runs left out so
         self.budget = budget
