@@ -28,6 +28,7 @@ from .grader import BUDGET_SHARE, BUDGET_WALL
 from .ladder import load_ladder
 from .oracle import Oracle
 from .registry import BUILTIN_PACKAGE, Registry
+from .runtimes import get_runtime
 from .runtimes.base import Limits
 from .mutation.selection import SELECTION_BUDGET, select_scenarios
 from .sweep import DEFAULT_PROBES, ScenarioRun, SweepSpec, build_secret, derive_task_key, load_spec, run_scenarios
@@ -223,6 +224,7 @@ def build_task(
     evidence: str | None = None,
     reveal: Sequence[Path] = (),
     select_budget: float | None = SELECTION_BUDGET,
+    runtime: str = "auto",
     log: Callable[[str], None] | None = None,
 ) -> BuildResult:
     """Build oracle ``name`` into ``out_dir/<task_name or name>``; returns what was done.
@@ -239,7 +241,9 @@ def build_task(
     see :mod:`recon.mutation.selection`); ``reveal`` names independent programs (files or
     workspace folders) whose failures the hidden set catches, which published scenarios
     must then show too; ``select_budget`` bounds a stress selection's seconds (0 or None:
-    no bound); ``log`` receives its progress lines.
+    no bound); ``runtime`` names the runtime the revealed programs run in (``auto``: the
+    strongest here; ``recon validate`` keeps and reuses their runs in the same runtime);
+    ``log`` receives its progress lines.
 
     ``progress(n)``: n more scenarios ran (``spec.n_public + spec.n_hidden`` in all,
     unless ``more(n)`` said once that n more are published: a cover's).
@@ -258,7 +262,8 @@ def build_task(
     # the probes a grading draws (the spec's, or the command line's) are where revealed
     # programs must be shown failing too
     sel = select_scenarios(oracle, dataclasses.replace(spec, probes=opts.probes), key, workers=workers, progress=log,
-                           reveal=[(str(p), Path(p)) for p in reveal], budget=select_budget or None)
+                           reveal=[(str(p), Path(p)) for p in reveal], budget=select_budget or None,
+                           runtime=get_runtime(runtime))
     public, hidden = sel.public, sel.hidden
     if more is not None and len(public) + len(hidden) != spec.n_public + spec.n_hidden:
         more(len(public) + len(hidden) - spec.n_public - spec.n_hidden)

@@ -130,7 +130,7 @@ def _build_one(registry: Registry, name: str, out: Path, opts: dict[str, Any], w
     res = build_task(registry, name, out, n_public=opts.get("n_public"), n_hidden=opts.get("n_hidden"), seed=seed,
                      spec_path=opts.get("spec_path"), secret=opts.get("secret"), task_name=task_name,
                      workers=workers, progress=progress, more=more, select=opts.get("select"), log=opts.get("log"),
-                     reveal=opts.get("reveal") or (),
+                     reveal=opts.get("reveal") or (), runtime=opts.get("runtime") or "auto",
                      **({"select_budget": opts["select_budget"]} if opts.get("select_budget") is not None else {}),
                      **_package_opts(opts))
     return DatasetEntry(res.path.name, oracle.name, oracle.version, res.path, tree_digest(res.path), res.spec.seed,

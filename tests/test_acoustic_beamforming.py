@@ -57,7 +57,7 @@ def within_all(out: dict[str, Any], want: dict[str, Any]) -> dict[str, bool]:
 # ---------------------------------------------------------------------------------- declaration
 def test_declaration() -> None:
     o = acoustic_beamforming
-    assert o.name == "acoustic_beamforming" and o.version == "3.0.0"
+    assert o.name == "acoustic_beamforming" and o.version == "4.0.0"
     assert set(o.outputs) == FIELDS
     assert set(o.axes) == {"finish", "max_order", "microphone_array", "room_size", "seed", "snr_db",
                            "source_azimuth", "source_distance"}
@@ -224,7 +224,7 @@ def test_decay_analysis_measures_a_known_decay_through_the_noise() -> None:
     for rt60 in (0.3, 0.6):
         y = synthetic_decay(rt60, -45.0)
         d = ref.decay_analysis(y)
-        got = ref.band_parameters(d)
+        got = ref.band_parameters(d, y)
         assert abs(got["edt"] - rt60) / rt60 < 0.1, got
         for k in ("t20", "t30"):
             assert abs(got[k] - rt60) / rt60 < 0.05, (rt60, k, got)
@@ -236,6 +236,31 @@ def test_decay_analysis_measures_a_known_decay_through_the_noise() -> None:
         e = np.cumsum((y * y)[::-1])[::-1]
         plain = ref.decay_time(10 * np.log10(e / e[0]), -5.0, -35.0)
         assert plain > 1.5 * got["t30"]
+
+
+def test_clarity_and_drr_move_continuously_when_a_reflection_overtakes_the_direct_sound() -> None:
+    """The direct window follows the onset and the energies are noise-subtracted sums, so
+    a reflection growing past the direct sound moves the DRR, D50 and C50 by small steps;
+    a window around the loudest sample would jump to the reflection."""
+    base = synthetic_decay(0.4, -50.0, seed=5) * 0.05
+    values = []
+    for gain in np.linspace(0.9, 1.1, 21):
+        h = np.concatenate((np.zeros(100), base))[:16000].copy()
+        h[100] += 1.0            # the direct sound
+        h[160] += gain           # a reflection 3.75 ms later, as loud as the direct sound +-10 %
+        onset = ref.onset_index(h)
+        broadband = ref.decay_analysis(h[onset:])
+        drr, _, _ = ref.direct_to_reverberant(h, onset, broadband)
+        c50 = ref.clarity(h[onset:], broadband.noise, ref.C50_SAMPLES)
+        # the same DRR with the window around the loudest sample instead
+        peak = int(np.argmax(np.abs(h)))
+        e = h * h - broadband.noise
+        at_peak = 10 * math.log10(np.sum(e[peak - 16: peak + 41]) / np.sum(e[peak + 41:]))
+        values.append((onset, drr, c50, at_peak))
+    assert {v[0] for v in values} == {100}
+    steps = [max(abs(a[1] - b[1]), abs(a[2] - b[2])) for a, b in zip(values, values[1:])]
+    assert max(steps) < 0.1, steps
+    assert max(abs(a[3] - b[3]) for a, b in zip(values, values[1:])) > 1.0
 
 
 def test_decay_analysis_without_a_decay_integrates_to_the_end() -> None:

@@ -255,6 +255,21 @@ def test_a_rebuild_with_another_secret_or_one_more_program_reruns_only_what_is_n
         load_task(tmp_path / "d" / "tiny_series").public()[0].parameters
 
 
+def test_the_revealed_programs_run_in_the_runtime_the_build_names(registry: Registry, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """``runtime`` names where the revealed programs run: their kept runs say so, and a
+    rebuild in that runtime takes them."""
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
+    rare = _wrong(tmp_path, "rare", 'p["a"] > 3.6')
+    common = {"n_public": 4, "n_hidden": 10, "probes": 2, "select": "stress", "reveal": [rare], "runtime": "local"}
+    first = build_task(registry, "tiny_series", tmp_path / "a", secret="s-a", **common).path
+    kept = list((tmp_path / "home" / "cache" / "runs").glob("*.json"))
+    assert kept and all(json.loads(canonjson.read(f)["ident"])["runtime"] == "local" for f in kept)
+    again = build_task(registry, "tiny_series", tmp_path / "b", secret="s-b", **common).path
+    assert canonjson.read(again / "tests" / "selection.json")["program_runs_kept"] >= 2 * REVEAL_GRADINGS
+    assert canonjson.read(first / "tests" / "selection.json")["revealed"] == [f"{rare}: count"]
+
+
 def test_a_spec_gives_the_revealed_programs_a_budget_of_their_own(registry: Registry, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """``reveal_budget`` bounds the revealed programs' runs, apart from the mutants'; the

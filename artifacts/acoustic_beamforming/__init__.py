@@ -116,7 +116,7 @@ def _write_evidence(details: dict[str, Any], params: dict[str, Any], outputs: di
 
 @oracle(
     name="acoustic_beamforming",
-    version="3.0.0",
+    version="4.0.0",
     title="Room-acoustics measurement and source localisation",
     domain="acoustics / signals",
     toolkit=["pyroomacoustics", "numpy", "scipy"],
@@ -309,11 +309,17 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
       lower <= D[n] <= upper, fit a least-squares line D = s * (n / fs) + const, report
       -60 / s (0.0 if fewer than two samples qualify or s >= 0). EDT: (0, -10);
       T20: (-5, -25); T30: (-5, -35).
-    - C50 = 10 log10((EDC[0] - EDC[800]) / EDC[800]); C80 the same with 1280 samples.
-    - on the broadband response: D50 = (EDC[0] - EDC[800]) / EDC[0].
-    - DRR: q = argmax |h| (first), direct energy = sum of h^2 over [max(q - 16, 0),
-      q + 40] (1 ms before to 2.5 ms after the peak, inclusive), reverberant energy =
-      broadband EDC[q + 41 - o]; drr_db = 10 log10(direct / reverberant).
+    - clarity from noise-subtracted energies of the band response y (from o on) and its
+      noise floor nf (not from the decay curve): e = y^2 - nf, early = sum of e over
+      [0, 800), late = sum of e over [800, L), late := max(late, 1e-4 early);
+      C50 = 10 log10(early / late); C80 the same with 1280 samples.
+    - on the broadband response (y = h[o:], its nf), the same energies at 800 samples:
+      D50 = early / (early + late).
+    - DRR: direct-sound window [max(o - 16, 0), o + 40] of the whole h (1 ms before to
+      2.5 ms after the onset, inclusive), with e = h^2 - nf (nf: the broadband
+      response's noise floor): direct = sum of e over the window, reverberant = sum of e
+      from o + 41 to the end of h, reverberant := max(reverberant, 1e-4 direct);
+      drr_db = 10 log10(direct / reverberant).
 
     Stage 6, localisation on all M recordings (noise included):
     - STFT: 512-sample frames, hop 256, frames f = 0 .. 1 + (N_rec - 512) // 256 - 1
@@ -358,7 +364,7 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
     Evidence (public scenarios): geometry.json, recording_mic0.wav (the noisy mic-0
     recording), rir_mic0.wav (h), decay_curves.csv (D for each band and the broadband
     response, every 32 samples from the onset), spatial_spectrum.csv (grid and V), and
-    summary.json (per-stage numbers: P and sigma, o and q, the direct and reverberant
+    summary.json (per-stage numbers: P and sigma, o and q = argmax |h|, the direct and reverberant
     energies of the DRR; per band and for the broadband response peak_block_db = max E,
     noise_db = NF, fit_start_ms / fit_end_ms = 1000 k0 B / fs and 1000 k1 B / fs,
     decay_db_per_s = b, truncation_ms = 1000 c / fs, tail_energy_db = 10 log10(T /
@@ -385,12 +391,15 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
       Schroeder integration without truncation in 67 % (T30), truncation without the
       tail compensation in ~15 %, 5 or 20 ms blocks or a 5/15 dB fit margin in 13-17 %.
     - c50_db, c80_db: 0.3 dB per band. Base-10 centres move them by < 0.2 dB; a 4th-order
-      filter fails 60-80 % of scenarios, zero-phase filtering or an onset at sample 0
-      all of them.
-    - d50: 0.01; drr_db: 0.3 dB. Starting the direct window 2.5 ms before the peak moves
-      the DRR by < 0.02 dB; ending it 5 ms after the peak fails ~60 % of scenarios;
-      starting the analysis at the peak instead of the -20 dB onset moves D50 past 0.01
-      in ~25 %.
+      filter fails most scenarios, zero-phase filtering or an onset at sample 0 all of
+      them. The noise subtraction makes them continuous in every level (the tail-
+      compensated decay curve steps with its fit's last block); where a band's late sound
+      barely clears the noise they are steep in the noise floor: another noise window moves
+      them there.
+    - d50: 0.01; drr_db: 0.3 dB. The direct window follows the onset, not the loudest
+      sample (which jumps from the direct sound to a reflection as the source moves by a
+      fraction of a degree); ending it 5 ms after the onset moves the DRR past 0.3 dB in
+      most scenarios.
     - azimuth_deg: 0.3 degrees. An own MUSIC implementation or scipy.signal.stft
       reproduce it to 1e-9 (another noise realisation moves it by ~0.01 degrees, rarely
       by up to 0.7); skipping the parabolic interpolation fails ~half of the scenarios,

@@ -1,4 +1,4 @@
-"""Reference solution for the ``acoustic_beamforming`` recon task (version 3).
+"""Reference solution for the ``acoustic_beamforming`` recon task (version 4).
 
 A furnished shoebox room (per-wall, frequency-dependent materials from the
 pyroomacoustics database, air absorption) is simulated with the pyroomacoustics
@@ -20,9 +20,9 @@ a room-acoustics engineer's measurement chain:
    beyond the truncation point (compensation); Schroeder backward integration;
    the impulse-response-to-noise ratio per band is the loudest block over the noise;
 5. room-acoustic parameters: EDT (0..-10 dB), T20 (-5..-25 dB), T30 (-5..-35 dB) from
-   least-squares lines on the decay curve; C50, C80 per band; D50 and the
-   direct-to-reverberant ratio (direct window 1 ms before to 2.5 ms after the peak) on
-   the broadband response;
+   least-squares lines on the decay curve; C50, C80 per band from noise-subtracted
+   energies; D50 and the direct-to-reverberant ratio (direct window 1 ms before to
+   2.5 ms after the onset) on the broadband response, noise-subtracted too;
 6. localisation: Hann-windowed STFT (512 samples, hop 256) of all microphones, bins
    300..3500 Hz, MUSIC with per-frequency normalisation (pyroomacoustics
    ``NormMUSIC``) on a 1-degree azimuth grid, parabolic interpolation of the peak; a
@@ -79,8 +79,9 @@ T20_RANGE = (-5.0, -25.0)
 T30_RANGE = (-5.0, -35.0)
 C50_SAMPLES = 800          # 50 ms
 C80_SAMPLES = 1280         # 80 ms
-DIRECT_BEFORE = 16         # direct-sound window: 1 ms before the peak ...
+DIRECT_BEFORE = 16         # direct-sound window: 1 ms before the onset ...
 DIRECT_AFTER = 40          # ... to 2.5 ms after it (inclusive)
+CLARITY_FLOOR = 1e-4       # a late (or reverberant) energy is at least 1e-4 of the early one: 40 dB at most
 
 # Localisation.
 NFFT = 512
@@ -305,31 +306,42 @@ def decay_time(curve_db: np.ndarray, upper: float, lower: float) -> float:
     return -60.0 / slope if slope < 0.0 else 0.0
 
 
-def clarity(edc: np.ndarray, n_early: int) -> float:
+def energies(x: np.ndarray, noise: float, n_early: int) -> tuple[float, float]:
+    """Noise-subtracted energies of the response ``x`` (from its onset) before and from
+    sample n_early on: the sums of x^2 - noise (the late one at least CLARITY_FLOOR of the
+    early one, so that the ratio stays finite where the late sound is lost in the noise)."""
+    e = x * x - noise
+    early = float(np.sum(e[:n_early]))
+    late = float(np.sum(e[n_early:]))
+    return early, max(late, CLARITY_FLOOR * early)
+
+
+def clarity(x: np.ndarray, noise: float, n_early: int) -> float:
     """Early-to-late energy ratio (dB) with the boundary n_early samples after the onset."""
-    early = edc[0] - edc[n_early]
-    return 10.0 * math.log10(early / edc[n_early])
+    early, late = energies(x, noise, n_early)
+    return 10.0 * math.log10(early / late)
 
 
-def band_parameters(d: Decay) -> dict[str, float]:
+def band_parameters(d: Decay, x: np.ndarray) -> dict[str, float]:
     curve = edc_db(d.edc)
     return {
         "edt": decay_time(curve, *EDT_RANGE),
         "t20": decay_time(curve, *T20_RANGE),
         "t30": decay_time(curve, *T30_RANGE),
-        "c50": clarity(d.edc, C50_SAMPLES),
-        "c80": clarity(d.edc, C80_SAMPLES),
+        "c50": clarity(x, d.noise, C50_SAMPLES),
+        "c80": clarity(x, d.noise, C80_SAMPLES),
     }
 
 
-def direct_to_reverberant(h: np.ndarray, onset: int, broadband: Decay) -> tuple[float, int, float, float]:
-    """DRR (dB): energy in the direct-sound window around the broadband peak over the
-    compensated decay-curve energy after it. Returns (drr, peak, direct, reverberant)."""
-    peak = int(np.argmax(np.abs(h)))
-    lo, hi = max(peak - DIRECT_BEFORE, 0), peak + DIRECT_AFTER
-    direct = float(np.sum(h[lo: hi + 1] ** 2))
-    reverberant = float(broadband.edc[hi + 1 - onset])
-    return 10.0 * math.log10(direct / reverberant), peak, direct, reverberant
+def direct_to_reverberant(h: np.ndarray, onset: int, broadband: Decay) -> tuple[float, float, float]:
+    """DRR (dB): the noise-subtracted energy in the direct-sound window (from 1 ms before
+    the onset to 2.5 ms after it) over the noise-subtracted energy after it (at least
+    CLARITY_FLOOR of the direct energy). Returns (drr, direct, reverberant)."""
+    lo, hi = max(onset - DIRECT_BEFORE, 0), onset + DIRECT_AFTER
+    e = h * h - broadband.noise
+    direct = float(np.sum(e[lo: hi + 1]))
+    reverberant = max(float(np.sum(e[hi + 1:])), CLARITY_FLOOR * direct)
+    return 10.0 * math.log10(direct / reverberant), direct, reverberant
 
 
 # --------------------------------------------------------------------------- stage 6: localisation
@@ -436,6 +448,7 @@ class Measurement:
     peak: int
     direct: float
     reverberant: float
+    d50: float
 
     def inr(self) -> list[float]:
         return [d.peak_block_db - 10.0 * math.log10(d.noise) for d in self.bands]
@@ -448,11 +461,15 @@ def measure(recording: np.ndarray, excitation: np.ndarray) -> Measurement:
     tail = h[h.shape[0] - h.shape[0] // NOISE_TAIL_DIVISOR:]
     peak_to_noise = 10.0 * math.log10(float(np.max(h * h)) / float(np.mean(tail * tail)))
     onset = onset_index(h)
-    bands = [decay_analysis(signal.sosfilt(sos, h)[onset:]) for sos in band_filters()]
+    responses = [signal.sosfilt(sos, h)[onset:] for sos in band_filters()]
+    bands = [decay_analysis(x) for x in responses]
     broadband = decay_analysis(h[onset:])
-    drr, peak, direct, reverberant = direct_to_reverberant(h, onset, broadband)
-    return Measurement(h, peak_to_noise, onset, bands, broadband, [band_parameters(d) for d in bands],
-                       drr, peak, direct, reverberant)
+    drr, direct, reverberant = direct_to_reverberant(h, onset, broadband)
+    peak = int(np.argmax(np.abs(h)))
+    early, late = energies(h[onset:], broadband.noise, C50_SAMPLES)
+    return Measurement(h, peak_to_noise, onset, bands, broadband,
+                       [band_parameters(d, x) for d, x in zip(bands, responses)], drr, peak, direct, reverberant,
+                       early / (early + late))
 
 
 # --------------------------------------------------------------------------- the pipeline
@@ -470,7 +487,6 @@ def run(params: dict) -> tuple[dict, dict]:
     signals, sigma, power = record(rirs, excitation, float(params["snr_db"]), int(params["seed"]))
 
     mic0 = measure(signals[0], excitation)
-    d50 = float((mic0.broadband.edc[0] - mic0.broadband.edc[C50_SAMPLES]) / mic0.broadband.edc[0])
 
     loc = localise(signals, geo["offsets"], params["microphone_array"])
     beam = measure(steer_beam(signals, geo["offsets"], loc["azimuth"]), excitation)
@@ -483,7 +499,7 @@ def run(params: dict) -> tuple[dict, dict]:
         "t30_s": [_sig(b["t30"]) for b in mic0.per_band],
         "c50_db": [_sig(b["c50"]) for b in mic0.per_band],
         "c80_db": [_sig(b["c80"]) for b in mic0.per_band],
-        "d50": _sig(d50),
+        "d50": _sig(mic0.d50),
         "drr_db": _sig(mic0.drr),
         "azimuth_deg": _sig(loc["azimuth"]) % 360.0,  # 359.9999997 rounds to 360, reported as 0
         "spectrum_par_db": _sig(loc["par_db"]),

@@ -9,6 +9,7 @@ import click
 from .._version import __version__
 from ..errors import UsageError
 from ..registry import BUILTIN_PACKAGE, install_command, missing_distributions
+from ..runtimes import RUNTIME_NAMES
 from ._common import info, load_registry, plugin_option, progress, quiet_option, sweep_options
 from ..checkpoints import parse_interval
 from ..dataset import build_all, build_one, write_manifest
@@ -48,6 +49,10 @@ from ..sweep import load_spec
 @click.option("--reveal", "reveal", multiple=True, type=click.Path(exists=True, path_type=Path),
               help="An independent program (reconstruct.py or its workspace folder; repeatable): whatever the hidden "
                    "scenarios catch in it, some published scenario must show (stress selection).")
+@click.option("--runtime", type=click.Choice([r for r in RUNTIME_NAMES if r != "docker"]), default="auto",
+              show_default=True,
+              help="Where the revealed programs run (untrusted) while scenarios are chosen; `recon validate` "
+                   "with the same runtime reuses their runs.")
 @click.option("--dataset-name", default="recon", show_default=True,
               help="With --all: the dataset's name in OUT/registry.json (harbor run -d NAME@VERSION).")
 @click.option("--dataset-version", default=None, help="With --all: its version (default: recon's version).")
@@ -58,7 +63,7 @@ from ..sweep import load_spec
 @quiet_option
 def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Path, base_image: str | None,
               disclose: str | None, evidence: str | None, checkpoint_every: str, select: str | None,
-              select_budget: float | None, reveal: tuple[Path, ...], dataset_name: str,
+              select_budget: float | None, reveal: tuple[Path, ...], runtime: str, dataset_name: str,
               dataset_version: str | None,
               registry_relative: bool, n_public: int | None, n_hidden: int | None, seed: int | None,
               spec_path: Path | None, secret: str | None, workers: int | None, plugins: tuple[Path, ...],
@@ -81,7 +86,7 @@ def build_cmd(name: str | None, build_every: bool, variant: int | None, out: Pat
 
     opts = {"n_public": n_public, "n_hidden": n_hidden, "seed": seed, "secret": secret, "base_image": base_image,
             "disclose": disclose, "evidence": evidence, "checkpoint_every": interval or 0.0, "select": select,
-            "reveal": list(reveal), "select_budget": select_budget,
+            "reveal": list(reveal), "select_budget": select_budget, "runtime": runtime,
             "log": (lambda msg: info(f"  {msg}", quiet))}
     if name is not None:
         o = reg.get(name)
