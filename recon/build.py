@@ -242,8 +242,8 @@ def build_task(
     workspace folders) whose failures the hidden set catches, which published scenarios
     must then show too; ``select_budget`` bounds a stress selection's seconds (0 or None:
     no bound); ``runtime`` names the runtime the revealed programs run in (``auto``: the
-    strongest here; ``recon validate`` keeps and reuses their runs in the same runtime);
-    ``log`` receives its progress lines.
+    strongest here, resolved only when there are programs to reveal); ``log`` receives its
+    progress lines.
 
     ``progress(n)``: n more scenarios ran (``spec.n_public + spec.n_hidden`` in all,
     unless ``more(n)`` said once that n more are published: a cover's).
@@ -263,7 +263,7 @@ def build_task(
     # programs must be shown failing too
     sel = select_scenarios(oracle, dataclasses.replace(spec, probes=opts.probes), key, workers=workers, progress=log,
                            reveal=[(str(p), Path(p)) for p in reveal], budget=select_budget or None,
-                           runtime=get_runtime(runtime))
+                           runtime=None if runtime == "auto" else get_runtime(runtime))
     public, hidden = sel.public, sel.hidden
     if more is not None and len(public) + len(hidden) != spec.n_public + spec.n_hidden:
         more(len(public) + len(hidden) - spec.n_public - spec.n_hidden)

@@ -51,8 +51,7 @@ from ..sweep import load_spec
                    "scenarios catch in it, some published scenario must show (stress selection).")
 @click.option("--runtime", type=click.Choice([r for r in RUNTIME_NAMES if r != "docker"]), default="auto",
               show_default=True,
-              help="Where the revealed programs run (untrusted) while scenarios are chosen; `recon validate` "
-                   "with the same runtime reuses their runs.")
+              help="Where the revealed programs run (untrusted) while scenarios are chosen.")
 @click.option("--dataset-name", default="recon", show_default=True,
               help="With --all: the dataset's name in OUT/registry.json (harbor run -d NAME@VERSION).")
 @click.option("--dataset-version", default=None, help="With --all: its version (default: recon's version).")

@@ -297,6 +297,12 @@ def apply(task: str, name: str) -> str:
     edits = dict(WRONG[task]).get(name)
     if edits is None:
         raise PatchError(f"{task} has no wrong program {name!r}; known: {', '.join(names(task))}")
+    return patch(task, name, edits)
+
+
+def patch(task: str, name: str, edits: list[tuple[str, str]]) -> str:
+    """``task``'s reference with ``edits`` (old text, new text) applied in order; ``name``
+    labels the errors (see :func:`apply`)."""
     if not edits:
         raise PatchError(f"{task}/{name} has no edits: it would be the reference itself")
     original = reference_source(task)
