@@ -57,7 +57,7 @@ def within_all(out: dict[str, Any], want: dict[str, Any]) -> dict[str, bool]:
 # ---------------------------------------------------------------------------------- declaration
 def test_declaration() -> None:
     o = acoustic_beamforming
-    assert o.name == "acoustic_beamforming" and o.version == "4.0.0"
+    assert o.name == "acoustic_beamforming" and o.version == "5.0.0"
     assert set(o.outputs) == FIELDS
     assert set(o.axes) == {"finish", "max_order", "microphone_array", "room_size", "seed", "snr_db",
                            "source_azimuth", "source_distance"}
@@ -261,6 +261,40 @@ def test_clarity_and_drr_move_continuously_when_a_reflection_overtakes_the_direc
     steps = [max(abs(a[1] - b[1]), abs(a[2] - b[2])) for a, b in zip(values, values[1:])]
     assert max(steps) < 0.1, steps
     assert max(abs(a[3] - b[3]) for a, b in zip(values, values[1:])) > 1.0
+
+
+def stop_rule_weights(level: np.ndarray, noise_db: float) -> np.ndarray:
+    """Version 4's fit: every block from the loudest until the first one below the
+    margin, at least three."""
+    below = np.flatnonzero(level[1:] < noise_db + ref.FIT_MARGIN_DB)
+    end = max(1 + int(below[0]) if below.size else level.shape[0], ref.MIN_FIT_BLOCKS)
+    return (np.arange(level.shape[0]) < end).astype(float)
+
+
+def test_decay_times_move_continuously_as_the_decay_sinks_into_the_noise(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The regression's blocks fade out between 15 and 10 dB above the noise floor, so
+    T30 moves in steps that shrink with the noise floor's. A fit that stops at the first block below the margin jumps where one
+    crosses (a real decay is not one straight line; here a fast decay with a slower one
+    20 dB below it): its largest step stays whatever the noise floor's step."""
+    rng = np.random.default_rng(7)
+    t = np.arange(16000) / 16000
+    clean = rng.standard_normal(16000) * (10 ** (-3 * t / 0.2) + 0.1 * 10 ** (-3 * t / 1.0))
+    hiss = rng.standard_normal(16000)
+
+    def largest_step(n: int) -> float:
+        t30 = []
+        for noise_db in np.linspace(-52.0, -36.0, n):
+            y = clean + hiss * 10 ** (noise_db / 20)
+            t30.append(ref.band_parameters(ref.decay_analysis(y), y)["t30"])
+        return float(np.max(np.abs(np.diff(t30)) / np.array(t30[:-1])))
+
+    faded = largest_step(401), largest_step(801)
+    monkeypatch.setattr(ref, "fit_weights", stop_rule_weights)
+    stopped = largest_step(401), largest_step(801)
+    # the faded fit's steps shrink with the noise floor's and stay within a fifth of the
+    # tolerance (5 %); the stop rule's do not shrink and are several times larger
+    assert faded[1] < faded[0] and faded[1] < 0.01, faded
+    assert stopped[0] / stopped[1] < 1.3 and stopped[1] > 4 * faded[1], (stopped, faded)
 
 
 def test_decay_analysis_without_a_decay_integrates_to_the_end() -> None:
@@ -497,7 +531,7 @@ def test_tolerances_reject_other_beams(truths: list[dict[str, Any]]) -> None:
 
 def plain_schroeder(x: np.ndarray) -> ref.Decay:
     p = x * x
-    return ref.Decay(np.cumsum(p[::-1])[::-1], 1.0, 0.0, -1.0, 0.0, (0, 1), p.shape[0], 0.0)
+    return ref.Decay(np.cumsum(p[::-1])[::-1], 1.0, 0, 0.0, -1.0, 0.0, (0, 1), p.shape[0], 0.0)
 
 
 def test_tolerances_reject_other_choices(truths: list[dict[str, Any]]) -> None:

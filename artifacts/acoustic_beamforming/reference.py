@@ -1,4 +1,4 @@
-"""Reference solution for the ``acoustic_beamforming`` recon task (version 4).
+"""Reference solution for the ``acoustic_beamforming`` recon task (version 5).
 
 A furnished shoebox room (per-wall, frequency-dependent materials from the
 pyroomacoustics database, air absorption) is simulated with the pyroomacoustics
@@ -14,10 +14,13 @@ a room-acoustics engineer's measurement chain:
 3. octave-band filtering: 125..4000 Hz, 3rd-order Butterworth band-passes (second-order
    sections), run forward (causal) on the whole measured response;
 4. decay analysis per band (ISO 3382-1 style): start at the broadband onset (first
-   sample within 20 dB of the peak), noise floor from the last 10 % of the response,
-   10 ms block envelope, regression from its maximum down to 10 dB above the noise,
-   truncation where that line meets the noise, plus the fitted exponential's energy
-   beyond the truncation point (compensation); Schroeder backward integration;
+   sample within 20 dB of the peak), 10 ms block envelope, regression from its maximum
+   with blocks fading out between 15 and 10 dB above the noise (continuous weights),
+   the noise floor first from the last 10 % of the response, then three times from
+   where the current line lies 10 dB below it (Lundeby's iteration, a fixed number of
+   rounds); truncation where the final line meets the noise, plus the fitted
+   exponential's energy beyond the truncation point (compensation); Schroeder backward
+   integration;
    the impulse-response-to-noise ratio per band is the loudest block over the noise;
 5. room-acoustic parameters: EDT (0..-10 dB), T20 (-5..-25 dB), T30 (-5..-35 dB) from
    least-squares lines on the decay curve; C50, C80 per band from noise-subtracted
@@ -70,10 +73,13 @@ BAND_ORDER = 3             # Butterworth prototype order (a 6th-order band-pass)
 
 # Decay analysis.
 ONSET_DB = -20.0           # ISO 3382-1: the response starts within 20 dB of its peak
-NOISE_TAIL_DIVISOR = 10    # the noise floor is the mean energy of the last n // 10 samples
+NOISE_TAIL_DIVISOR = 10    # the first noise estimate is the mean energy of the last n // 10 samples
+NOISE_GUARD_DB = 10.0      # later ones start where the decay line is 10 dB below the noise floor
+NOISE_ITERATIONS = 3       # re-estimates of the noise floor (each after a fit against the last)
 BLOCK_SAMPLES = 160        # 10 ms envelope blocks
-FIT_MARGIN_DB = 10.0       # the regression stops 10 dB above the noise floor
-MIN_FIT_BLOCKS = 3
+FIT_MARGIN_DB = 10.0       # the regression's blocks fade out between 15 and 10 dB above the noise floor
+FIT_FADE_DB = 5.0
+MIN_FIT_BLOCKS = 3         # the first three blocks from the loudest always count in full
 EDT_RANGE = (0.0, -10.0)
 T20_RANGE = (-5.0, -25.0)
 T30_RANGE = (-5.0, -35.0)
@@ -252,6 +258,7 @@ def onset_index(h: np.ndarray) -> int:
 class Decay:
     edc: np.ndarray        # energy decay curve (absolute energy), one value per sample
     noise: float           # noise-floor energy per sample
+    noise_from: int        # the noise floor is the mean energy from this sample to the end
     peak_block_db: float   # level of the loudest envelope block
     slope: float           # fitted decay, dB per second (negative)
     intercept: float       # fitted level at t = 0, dB
@@ -260,23 +267,57 @@ class Decay:
     tail: float            # energy added beyond the truncation point
 
 
+def fit_weights(level: np.ndarray, noise_db: float) -> np.ndarray:
+    """Weights of the decay regression's blocks, from the loudest block (``level[0]``) on:
+    1 where a block lies FIT_MARGIN_DB + FIT_FADE_DB or more above the noise floor, 0 at
+    FIT_MARGIN_DB or less, linear in between; never more than the block before it (once
+    the decay nears the noise, later blocks do not come back), and the first
+    MIN_FIT_BLOCKS blocks count in full. Every weight moves continuously with the levels,
+    so the fitted line has no step where a block crosses a threshold."""
+    fade = np.clip((level - noise_db - FIT_MARGIN_DB) / FIT_FADE_DB, 0.0, 1.0)
+    weight = np.minimum.accumulate(fade)
+    weight[:MIN_FIT_BLOCKS] = 1.0
+    return weight
+
+
+def decay_fit(level: np.ndarray, k0: int, noise_db: float) -> tuple[float, float, int]:
+    """The regression line (slope dB/s, intercept dB) through the block levels from the
+    loudest block k0 on, weighted by :func:`fit_weights` against the noise floor, and the
+    end of its blocks (one past the last block with a weight)."""
+    t = (np.arange(level.shape[0]) + 0.5) * BLOCK_SAMPLES / FS
+    weight = fit_weights(level[k0:], noise_db)
+    k1 = k0 + int(np.flatnonzero(weight > 0.0)[-1]) + 1
+    slope, intercept = np.polyfit(t[k0:k1], level[k0:k1], 1, w=np.sqrt(weight[: k1 - k0]))
+    return float(slope), float(intercept), k1
+
+
 def decay_analysis(x: np.ndarray) -> Decay:
-    """Noise-compensated Schroeder decay of one response ``x`` (starting at the onset)."""
+    """Noise-compensated Schroeder decay of one response ``x`` (starting at the onset).
+
+    The noise floor and the decay line are found together (after Lundeby et al. 1995):
+    the first noise estimate is the mean energy of the last tenth; then, NOISE_ITERATIONS
+    times, the line is fitted against the current estimate and the noise re-estimated
+    from where that line lies NOISE_GUARD_DB below the noise floor to the end (never less
+    than the last tenth). A fixed number of rounds and windows that move with the line
+    keep every result continuous in the response."""
     p = x * x
     n = p.shape[0]
-    noise = float(np.mean(p[n - n // NOISE_TAIL_DIVISOR:]))
-    noise_db = 10.0 * math.log10(noise)
     n_blocks = n // BLOCK_SAMPLES
     blocks = p[: n_blocks * BLOCK_SAMPLES].reshape(n_blocks, BLOCK_SAMPLES).mean(axis=1)
     level = 10.0 * np.log10(blocks)
-    t = (np.arange(n_blocks) + 0.5) * BLOCK_SAMPLES / FS
     k0 = int(np.argmax(level))
-    below = np.flatnonzero(level[k0 + 1:] < noise_db + FIT_MARGIN_DB)
-    k1 = k0 + 1 + int(below[0]) if below.size else n_blocks
-    if k1 - k0 < MIN_FIT_BLOCKS:
-        k1 = min(n_blocks, k0 + MIN_FIT_BLOCKS)
-    slope, intercept = np.polyfit(t[k0:k1], level[k0:k1], 1)
-    slope, intercept = float(slope), float(intercept)
+    last_tenth = n - n // NOISE_TAIL_DIVISOR
+    noise_from = last_tenth
+    noise = float(np.mean(p[noise_from:]))
+    for _ in range(NOISE_ITERATIONS):
+        slope, intercept, _ = decay_fit(level, k0, 10.0 * math.log10(noise))
+        if slope >= 0.0:
+            break
+        guard = (10.0 * math.log10(noise) - NOISE_GUARD_DB - intercept) / slope
+        noise_from = int(min(max(round(guard * FS), 1), last_tenth))
+        noise = float(np.mean(p[noise_from:]))
+    noise_db = 10.0 * math.log10(noise)
+    slope, intercept, k1 = decay_fit(level, k0, noise_db)
     edc = np.empty(n)
     if slope < 0.0:
         crossing = int(min(max(round((noise_db - intercept) / slope * FS), 1), n))
@@ -287,7 +328,7 @@ def decay_analysis(x: np.ndarray) -> Decay:
     else:  # no decay to speak of: plain backward integration to the end
         crossing, tail = n, 0.0
         edc[:] = np.cumsum(p[::-1])[::-1]
-    return Decay(edc, noise, float(level[k0]), slope, intercept, (k0, k1), crossing, tail)
+    return Decay(edc, noise, noise_from, float(level[k0]), slope, intercept, (k0, k1), crossing, tail)
 
 
 def edc_db(edc: np.ndarray) -> np.ndarray:

@@ -42,8 +42,10 @@ NEAR: dict[str, list[tuple[str, list[tuple[str, str]]]]] = {
     "acoustic_beamforming": [
         # the noise floor 0.5 % higher in amplitude (1 % in energy, 0.04 dB): what another
         # window or an off-by-one in its start moves it by
-        ("noise_floor_+0.04dB", [("    noise = float(np.mean(p[n - n // NOISE_TAIL_DIVISOR:]))\n",
-                                  "    noise = float(np.mean(p[n - n // NOISE_TAIL_DIVISOR:])) * 1.01\n")]),
+        ("noise_floor_+0.04dB", [("    noise_db = 10.0 * math.log10(noise)\n",
+                                  "    noise *= 1.01\n    noise_db = 10.0 * math.log10(noise)\n")]),
+        # the noise window starting where the decay line is 9.5 dB below the noise, not 10
+        ("noise_guard_9.5dB", [("NOISE_GUARD_DB = 10.0", "NOISE_GUARD_DB = 9.5")]),
         # the onset 0.5 dB further below the peak
         ("onset_-20.5dB", [("ONSET_DB = -20.0", "ONSET_DB = -20.5")]),
     ],

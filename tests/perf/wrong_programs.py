@@ -190,6 +190,12 @@ WRONG: dict[str, list[tuple[str, list[Edit]]]] = {
         ("no_tail_compensation", [
             ("tail = FS * line * 10.0 / (-slope * math.log(10.0))", "tail = 0.0"),
         ]),
+        # The noise floor estimated once, from the last tenth of the response, instead of
+        # re-estimated from where the fitted decay lies 10 dB below it (a window that grows
+        # where the decay is short): version 4's one-pass analysis.
+        ("one_pass_noise_floor", [
+            ("NOISE_ITERATIONS = 3", "NOISE_ITERATIONS = 0"),
+        ]),
         # Single constant: the decay regression runs down to 5 dB above the noise floor
         # instead of 10 dB (the recipe: 13-17 % for the decay times).
         ("fit_margin_5db", [
@@ -241,8 +247,8 @@ WRONG: dict[str, list[tuple[str, list[Edit]]]] = {
         # the impulse-response-to-noise ratio still uses the loudest block.
         ("regression_from_first_block", [
             ("k0 = int(np.argmax(level))", "k0 = 0"),
-            ("return Decay(edc, noise, float(level[k0]), slope, intercept, (k0, k1), crossing, tail)",
-             "return Decay(edc, noise, float(level.max()), slope, intercept, (k0, k1), crossing, tail)"),
+            ("return Decay(edc, noise, noise_from, float(level[k0]), slope, intercept, (k0, k1), crossing, tail)",
+             "return Decay(edc, noise, noise_from, float(level.max()), slope, intercept, (k0, k1), crossing, tail)"),
         ]),
         # Another band-edge convention: IEC 61260 base-ten octaves (centres 1000 x
         # 10^(0.3 k), edges at G^(+-1/2) with G = 10^0.3) instead of base two. The recipe
