@@ -298,14 +298,17 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
       floor), clamped to [1, L - L // 10], and nf = mean of p over [s, L). The final
       nf (NF) is the noise floor; the regression is fitted once more against it, and
       that line (a, b) is the one used below.
-    - regression against a noise floor NF: k0 = argmax E (first); block weights for k >= k0: u_k = clip((E_k -
-      NF - 10 dB) / 5 dB, 0, 1) (full weight 15 dB or more above the noise, none at 10
-      dB or less), w_k = min(u_k0 .. u_k) (a block never weighs more than the one before
-      it), w_k = 1 for k0 <= k < k0 + 3 (the first three always count in full); k1 = 1 +
-      the last k with w_k > 0. Weighted least-squares line E = a + b t over blocks k0 ..
-      k1-1 (numpy.polyfit degree 1 with w = sqrt(w_k), i.e. squared residuals weighted
-      by w_k). Every weight moves continuously with the levels: the line has no step
-      where a block crosses the margin.
+    - regression against a noise floor NF: k0 = argmax E (first); for k >= k0, with
+      A_k = E_k - NF: u_k = clip((A_k - 10 dB) / 5 dB, 0, 1), o_k = min(u_k0 .. u_k)
+      (fading out between 15 and 10 dB above the noise; a block never weighs more there
+      than the one before it), v_k = clip((35 dB - A_k) / 5 dB, 0, 1) (fading in
+      between 35 and 30 dB above the noise); w_k = o_k * max(v_k, 0.01), and w_k :=
+      max(w_k, 0.01) for k0 <= k < k0 + 3. So the line follows the late decay, 30 to 10
+      dB above the noise, and a strong direct sound or a steep early decay weighs 1 %.
+      k1 = 1 + the last k with w_k > 0. Weighted least-squares line E = a + b t over
+      blocks k0 .. k1-1 (numpy.polyfit degree 1 with w = sqrt(w_k), i.e. squared
+      residuals weighted by w_k). Every weight moves continuously with the levels: the
+      line has no step where a block crosses a bound.
     - if b < 0: truncation point c = round((NF - a) / b * fs) (Python round), clamped to
       [1, L]; tail energy T = fs * 10^((a + b c / fs) / 10) * 10 / (-b ln 10) (the
       fitted exponential integrated from c to infinity, in energy-per-sample units).

@@ -14,8 +14,9 @@ a room-acoustics engineer's measurement chain:
 3. octave-band filtering: 125..4000 Hz, 3rd-order Butterworth band-passes (second-order
    sections), run forward (causal) on the whole measured response;
 4. decay analysis per band (ISO 3382-1 style): start at the broadband onset (first
-   sample within 20 dB of the peak), 10 ms block envelope, regression from its maximum
-   with blocks fading out between 15 and 10 dB above the noise (continuous weights),
+   sample within 20 dB of the peak), 10 ms block envelope, a regression line through
+   the late decay (blocks 30 to 10 dB above the noise, faded at both ends, earlier
+   blocks at 1 %: continuous weights),
    the noise floor first from the last 10 % of the response, then three times from
    where the current line lies 10 dB below it (Lundeby's iteration, a fixed number of
    rounds); truncation where the final line meets the noise, plus the fitted
@@ -77,9 +78,11 @@ NOISE_TAIL_DIVISOR = 10    # the first noise estimate is the mean energy of the 
 NOISE_GUARD_DB = 10.0      # later ones start where the decay line is 10 dB below the noise floor
 NOISE_ITERATIONS = 3       # re-estimates of the noise floor (each after a fit against the last)
 BLOCK_SAMPLES = 160        # 10 ms envelope blocks
-FIT_MARGIN_DB = 10.0       # the regression's blocks fade out between 15 and 10 dB above the noise floor
+FIT_MARGIN_DB = 10.0       # the regression's blocks fade out between 15 and 10 dB above the noise floor ...
 FIT_FADE_DB = 5.0
-MIN_FIT_BLOCKS = 3         # the first three blocks from the loudest always count in full
+FIT_TOP_DB = 30.0          # ... and in between 35 and 30 dB above it: the late decay
+EARLY_WEIGHT = 0.01        # the weight of the blocks above that range (a line even where it is empty)
+MIN_FIT_BLOCKS = 3         # the first three blocks from the loudest weigh at least that much
 EDT_RANGE = (0.0, -10.0)
 T20_RANGE = (-5.0, -25.0)
 T30_RANGE = (-5.0, -35.0)
@@ -268,15 +271,20 @@ class Decay:
 
 
 def fit_weights(level: np.ndarray, noise_db: float) -> np.ndarray:
-    """Weights of the decay regression's blocks, from the loudest block (``level[0]``) on:
-    1 where a block lies FIT_MARGIN_DB + FIT_FADE_DB or more above the noise floor, 0 at
-    FIT_MARGIN_DB or less, linear in between; never more than the block before it (once
-    the decay nears the noise, later blocks do not come back), and the first
-    MIN_FIT_BLOCKS blocks count in full. Every weight moves continuously with the levels,
-    so the fitted line has no step where a block crosses a threshold."""
-    fade = np.clip((level - noise_db - FIT_MARGIN_DB) / FIT_FADE_DB, 0.0, 1.0)
-    weight = np.minimum.accumulate(fade)
-    weight[:MIN_FIT_BLOCKS] = 1.0
+    """Weights of the decay regression's blocks, from the loudest block (``level[0]``) on.
+    The line follows the late decay, just above the noise: full weight from
+    FIT_MARGIN_DB + FIT_FADE_DB to FIT_TOP_DB above the noise floor, fading out to none
+    at FIT_MARGIN_DB (never more than the block before it: once the decay nears the
+    noise, later blocks do not come back) and fading in from FIT_TOP_DB + FIT_FADE_DB,
+    so that a strong direct sound and a steep early decay do not tilt it. Blocks above
+    that range keep EARLY_WEIGHT, and so do the first MIN_FIT_BLOCKS at least, so that
+    a decay with no block in the range still has a line. Every weight moves
+    continuously with the levels: the line has no step where a block crosses a bound."""
+    above = level - noise_db
+    fade_out = np.minimum.accumulate(np.clip((above - FIT_MARGIN_DB) / FIT_FADE_DB, 0.0, 1.0))
+    fade_in = np.clip((FIT_TOP_DB + FIT_FADE_DB - above) / FIT_FADE_DB, 0.0, 1.0)
+    weight = fade_out * np.maximum(fade_in, EARLY_WEIGHT)
+    weight[:MIN_FIT_BLOCKS] = np.maximum(weight[:MIN_FIT_BLOCKS], EARLY_WEIGHT)
     return weight
 
 
