@@ -273,9 +273,10 @@ def stop_rule_weights(level: np.ndarray, noise_db: float) -> np.ndarray:
 
 def test_decay_times_move_continuously_as_the_decay_sinks_into_the_noise(monkeypatch: pytest.MonkeyPatch) -> None:
     """The regression's blocks fade out between 15 and 10 dB above the noise floor, so
-    T30 moves in steps that shrink with the noise floor's. A fit that stops at the first block below the margin jumps where one
-    crosses (a real decay is not one straight line; here a fast decay with a slower one
-    20 dB below it): its largest step stays whatever the noise floor's step."""
+    T30 moves in steps that shrink with the noise floor's. A fit that stops at the first
+    block below the margin jumps where one crosses (a real decay is not one straight line;
+    here a fast decay with a slower one 20 dB below it): its largest step stays whatever
+    the noise floor's step."""
     rng = np.random.default_rng(7)
     t = np.arange(16000) / 16000
     clean = rng.standard_normal(16000) * (10 ** (-3 * t / 0.2) + 0.1 * 10 ** (-3 * t / 1.0))
