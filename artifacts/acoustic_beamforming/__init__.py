@@ -401,9 +401,9 @@ def acoustic_beamforming(params: dict[str, Any], evidence: Path) -> dict[str, An
       < 0.15 dB; 5 or 20 ms blocks (2.5-3 dB), a 4th-order filter (~1.5 dB), a noise
       window of the last 20 % (~0.9 dB) or another noise realisation (~1.5 dB, the 125 Hz
       band's noise estimate rests on few independent samples) fail nearly always, and so
-      does the noise floor of the last tenth alone, without the re-estimates (inr_db and
-      beam_inr_db in 37 of 40 scenarios, C80 in 4, C50 in 2; the decay times stay within
-      5 %).
+      does the noise floor of the last tenth alone, without the re-estimates (inr_db in 36
+      and beam_inr_db in 37 of 40 scenarios, C80 and the beam's C50 in 4, C50 in 1; the
+      decay times stay within 5 %).
     - edt_s, t20_s, t30_s: 5 % relative per band. Base-10 band centres (125.9, 251, ...)
       move them by < 4.6 %, a direct-form (b, a) filter or another fade shape by < 0.1 %;
       a 4th-order filter fails in 17-30 % of scenarios, zero-phase filtering in > 80 %,
