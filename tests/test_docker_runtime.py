@@ -370,19 +370,20 @@ def test_a_busy_engine_is_waited_for_and_an_absent_one_is_not(tmp_path: Path) ->
         client = rdocker.connect(environ=env, timeout=1.0, patience=20.0)
         client.close()
         assert engine.requests >= 3
-        # a probe does not wait: the same slowness is "no answer in time" at once
+        # a probe does not wait: the same slowness is "no answer in time" after one try
+        # (counted, not timed: a loaded machine stretches any wall-clock bound)
         engine.requests = 0
-        t0 = time.perf_counter()
         with pytest.raises(RuntimeUnavailable, match="no answer in time"):
             rdocker.connect(environ=env, timeout=1.0, patience=0.0)
-        assert time.perf_counter() - t0 < 1.4
+        assert engine.requests == 1
     finally:
         engine.close()
-    # gone: refused or missing fails at once, however much patience there is
+    # gone: refused or missing fails at once, however much patience there is (half the
+    # patience is a bound no loaded machine reaches and any waiting client passes)
     t0 = time.perf_counter()
     with pytest.raises(RuntimeUnavailable):
         rdocker.connect(environ={"DOCKER_HOST": f"unix://{sock}"}, timeout=1.0, patience=60.0)
-    assert time.perf_counter() - t0 < 5
+    assert time.perf_counter() - t0 < 30
 
 
 def test_engine_available_is_false_cached_and_never_raises(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
