@@ -34,7 +34,7 @@ EVIDENCE = {"geometry.json", "recording_mic0.wav", "rir_mic0.wav", "rir_beam.wav
 
 
 def params(array: str = "circular8_10cm", *, finish: str = "office", order: int = 11, room: str = "medium",
-           az: float = 60.0, dist: float = 1.0, snr: float = 35.0, seed: int = 7) -> dict[str, Any]:
+           az: float = 60.0, dist: float = 1.0, snr: float = 25.0, seed: int = 7) -> dict[str, Any]:
     return {"finish": finish, "max_order": order, "microphone_array": array, "room_size": room,
             "seed": seed, "snr_db": snr, "source_azimuth": az, "source_distance": dist}
 
@@ -57,7 +57,7 @@ def within_all(out: dict[str, Any], want: dict[str, Any]) -> dict[str, bool]:
 # ---------------------------------------------------------------------------------- declaration
 def test_declaration() -> None:
     o = acoustic_beamforming
-    assert o.name == "acoustic_beamforming" and o.version == "5.0.0"
+    assert o.name == "acoustic_beamforming" and o.version == "6.0.0"
     assert set(o.outputs) == FIELDS
     assert set(o.axes) == {"finish", "max_order", "microphone_array", "room_size", "seed", "snr_db",
                            "source_azimuth", "source_distance"}
@@ -202,13 +202,19 @@ def test_sweep_deconvolution_recovers_the_simulated_impulse_response() -> None:
 
 
 def test_noise_floor_follows_the_snr() -> None:
-    lo = ref.solve({"parameters": params(snr=20.0)})
-    hi = ref.solve({"parameters": params(snr=50.0)})
-    assert abs((hi["peak_to_noise_db"] - lo["peak_to_noise_db"]) - 30.0) < 1.5
-    # a cleaner measurement moves the late-decay estimates more than the early ones
-    edt = max(abs(a - b) / b for a, b in zip(lo["edt_s"], hi["edt_s"]))
-    t30 = max(abs(a - b) / b for a, b in zip(lo["t30_s"], hi["t30_s"]))
-    assert edt < 0.05 and t30 > 2 * edt
+    hi = ref.solve({"parameters": params(snr=30.0)})
+
+    def moved(lo: dict[str, Any], field: str) -> float:
+        return float(np.mean([abs(a - b) / b for a, b in zip(lo[field], hi[field])]))
+
+    mid, low = ref.solve({"parameters": params(snr=20.0)}), ref.solve({"parameters": params(snr=5.0)})
+    for lo, drop in ((mid, 10.0), (low, 25.0)):
+        assert abs((hi["peak_to_noise_db"] - lo["peak_to_noise_db"]) - drop) < 1.5
+        assert all(abs((a - b) - drop) < 1.0 for a, b in zip(hi["inr_db"], lo["inr_db"]))
+    # 10 dB more noise moves the late decay (T30) and leaves the early one (EDT) within
+    # its tolerance; at the range's noisy end the noise reaches the early decay too
+    assert moved(mid, "edt_s") < 0.05 < moved(mid, "t30_s")
+    assert moved(low, "edt_s") > 0.1 and moved(low, "t30_s") > 2 * moved(mid, "t30_s")
 
 
 def synthetic_decay(rt60: float, noise_db: float, seed: int = 0, n: int = 16000) -> np.ndarray:
@@ -296,6 +302,36 @@ def test_decay_times_move_continuously_as_the_decay_sinks_into_the_noise(monkeyp
     # tolerance (5 %); the stop rule's do not shrink and are several times larger
     assert faded[1] < faded[0] and faded[1] < 0.01, faded
     assert stopped[0] / stopped[1] < 1.3 and stopped[1] > 4 * faded[1], (stopped, faded)
+
+
+def test_a_notch_in_the_decay_does_not_end_the_line() -> None:
+    """One block far below its neighbours just after the loudest (a beam's null passing
+    over the early sound) weighs by the louder blocks after it: the line still follows
+    the late decay. Version 5's fade-out, never above the block before it, stopped at
+    the notch and drew the line through the first three blocks."""
+    y = synthetic_decay(0.5, -45.0, seed=2)
+    y[480:640] *= 10 ** (-35.0 / 20)         # block 3 (30-40 ms), 35 dB down
+    d = ref.decay_analysis(y)
+    assert d.fit_blocks[1] > 20, d.fit_blocks
+    # nor does the notch tilt it: the line is the one without the notch
+    clean = ref.decay_analysis(synthetic_decay(0.5, -45.0, seed=2))
+    assert abs(d.slope - clean.slope) < 0.01 * abs(clean.slope), (d.slope, clean.slope)
+    assert abs(ref.band_parameters(d, y)["t30"] - 0.5) / 0.5 < 0.05
+
+    def v5_weights(level: np.ndarray, noise_db: float) -> np.ndarray:
+        above = level - noise_db
+        fade_out = np.minimum.accumulate(np.clip((above - ref.FIT_MARGIN_DB) / ref.FIT_FADE_DB, 0.0, 1.0))
+        fade_in = np.clip((ref.FIT_TOP_DB + ref.FIT_FADE_DB - above) / ref.FIT_FADE_DB, 0.0, 1.0)
+        weight = fade_out * np.maximum(fade_in, ref.EARLY_WEIGHT)
+        weight[:ref.MIN_FIT_BLOCKS] = np.maximum(weight[:ref.MIN_FIT_BLOCKS], ref.EARLY_WEIGHT)
+        return weight
+
+    collapsed = ref.decay_analysis.__globals__["fit_weights"]
+    try:
+        ref.decay_analysis.__globals__["fit_weights"] = v5_weights
+        assert ref.decay_analysis(y).fit_blocks[1] <= ref.MIN_FIT_BLOCKS + 1
+    finally:
+        ref.decay_analysis.__globals__["fit_weights"] = collapsed
 
 
 def test_decay_analysis_without_a_decay_integrates_to_the_end() -> None:
@@ -404,8 +440,8 @@ def test_axis_edges_never_raise_and_give_sane_outputs() -> None:
         for k in BAND_FIELDS:
             assert len(out[k]) == 6 and all(type(v) is float and math.isfinite(v) for v in out[k])
         assert all(v > 0 for k in ("edt_s", "t20_s", "t30_s") for v in out[k])
-        assert all(20.0 < v < out["peak_to_noise_db"] for v in out["inr_db"])
-        assert 0.0 < out["d50"] <= 1.0 and out["peak_to_noise_db"] > 30.0 and out["spectrum_par_db"] > 0.0
+        assert all(10.0 < v < out["peak_to_noise_db"] for v in out["inr_db"])
+        assert 0.0 < out["d50"] <= 1.0 and out["peak_to_noise_db"] > 15.0 and out["spectrum_par_db"] > 0.0
         # (no accuracy claim here: at endfire in a live room the diffuse field pulls a
         # short linear array's estimate towards broadside by tens of degrees)
         if p["microphone_array"].startswith("linear"):

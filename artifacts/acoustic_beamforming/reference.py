@@ -1,4 +1,4 @@
-"""Reference solution for the ``acoustic_beamforming`` recon task (version 5).
+"""Reference solution for the ``acoustic_beamforming`` recon task (version 6).
 
 A furnished shoebox room (per-wall, frequency-dependent materials from the
 pyroomacoustics database, air absorption) is simulated with the pyroomacoustics
@@ -80,6 +80,7 @@ NOISE_ITERATIONS = 3       # re-estimates of the noise floor (each after a fit a
 BLOCK_SAMPLES = 160        # 10 ms envelope blocks
 FIT_MARGIN_DB = 10.0       # the regression's blocks fade out between 15 and 10 dB above the noise floor ...
 FIT_FADE_DB = 5.0
+NOTCH_DB = 10.0           # a block this far below a later one (a notch) weighs nothing
 FIT_TOP_DB = 30.0          # ... and in between 35 and 30 dB above it: the late decay
 EARLY_WEIGHT = 0.01        # the weight of the blocks above that range (a line even where it is empty)
 MIN_FIT_BLOCKS = 3         # the first three blocks from the loudest weigh at least that much
@@ -274,16 +275,20 @@ def fit_weights(level: np.ndarray, noise_db: float) -> np.ndarray:
     """Weights of the decay regression's blocks, from the loudest block (``level[0]``) on.
     The line follows the late decay, just above the noise: full weight from
     FIT_MARGIN_DB + FIT_FADE_DB to FIT_TOP_DB above the noise floor, fading out to none
-    at FIT_MARGIN_DB (never more than the block before it: once the decay nears the
-    noise, later blocks do not come back) and fading in from FIT_TOP_DB + FIT_FADE_DB,
+    at FIT_MARGIN_DB (by the loudest of the block and the blocks after it, so that a
+    notch in the decay, a block far below a later one, does not end the line early; the
+    notch itself fades out between 5 and NOTCH_DB below that loudest later block) and
+    fading in from FIT_TOP_DB + FIT_FADE_DB,
     so that a strong direct sound and a steep early decay do not tilt it. Blocks above
     that range keep EARLY_WEIGHT, and so do the first MIN_FIT_BLOCKS at least, so that
     a decay with no block in the range still has a line. Every weight moves
     continuously with the levels: the line has no step where a block crosses a bound."""
     above = level - noise_db
-    fade_out = np.minimum.accumulate(np.clip((above - FIT_MARGIN_DB) / FIT_FADE_DB, 0.0, 1.0))
+    later = np.maximum.accumulate(above[::-1])[::-1]
+    fade_out = np.clip((later - FIT_MARGIN_DB) / FIT_FADE_DB, 0.0, 1.0)
+    notch = np.clip((above - later + NOTCH_DB) / FIT_FADE_DB, 0.0, 1.0)
     fade_in = np.clip((FIT_TOP_DB + FIT_FADE_DB - above) / FIT_FADE_DB, 0.0, 1.0)
-    weight = fade_out * np.maximum(fade_in, EARLY_WEIGHT)
+    weight = fade_out * notch * np.maximum(fade_in, EARLY_WEIGHT)
     weight[:MIN_FIT_BLOCKS] = np.maximum(weight[:MIN_FIT_BLOCKS], EARLY_WEIGHT)
     return weight
 
