@@ -12,17 +12,19 @@ from pathlib import Path
 
 import pytest
 from rdkit import Chem
-from rdkit.Chem import AllChem, Crippen, Descriptors, QED, rdMolDescriptors
+from rdkit.Chem import Crippen, Descriptors, QED, rdMolDescriptors
 from rdkit.Chem.MolStandardize import rdMolStandardize
 
 from recon import Registry, compare
 from recon.artifacts.chem_smarts import CASES, chem_smarts
 from recon.artifacts.chem_smarts import reference as ref
 
-FIELDS = {"products", "n_products", "selected", "phase", "n_species", "crude_pct", "yield_pct", "purity_pct", "mw",
-          "logp", "tpsa", "hba", "hbd", "qed", "fp_on", "charge", "isolated_pct", "isolated_purity_pct", "kept_pct"}
+FIELDS = {"products", "n_products", "selected", "phase", "n_species", "crude_pct", "yield_pct", "purity_pct",
+          "product_yields_pct", "recovered_pct", "mw", "logp", "tpsa", "qed", "charge", "isolated_pct",
+          "isolated_purity_pct", "kept_pct"}
 ISOLATION = ("isolated_pct", "isolated_purity_pct", "kept_pct")
-DESCRIPTORS = {"yield_pct", "purity_pct", "mw", "logp", "tpsa", "hba", "hbd", "qed", "fp_on", "charge"}
+DESCRIPTORS = {"yield_pct", "purity_pct", "mw", "logp", "tpsa", "qed", "charge"}
+AMOUNTS = ("crude_pct", "yield_pct", "purity_pct", "product_yields_pct", "recovered_pct") + ISOLATION
 NAMES = {name: smi for smi, name in ref.REACTANTS.items()}
 
 TYROSINE = "N[C@@H](Cc1ccc(O)cc1)C(=O)O"
@@ -39,9 +41,14 @@ def case(route: str, name: str) -> str:
 
 
 def params(case_: str, *, temperature: int = 25, equivalents: int = 1, ph: float = 7.0, stereo: str = "keep",
-           cap: int = 4, radius: int = 2) -> dict:
+           cap: int = 4) -> dict:
     return {"case": case_, "temperature": temperature, "equivalents": equivalents, "workup_ph": ph,
-            "stereochemistry": stereo, "max_products": cap, "fingerprint_radius": radius}
+            "stereochemistry": stereo, "max_products": cap}
+
+
+def share(rate: float, weight: float, reagent: float) -> float:
+    """The share of a molecule that reacts in one round, written from the recipe."""
+    return 1.0 - math.exp(-rate * weight * reagent)
 
 
 def solve(case_: str, **kw) -> dict:
@@ -53,7 +60,7 @@ def crude(case_: str, **kw) -> dict[str, float]:
 
 
 def test_declaration_matches_reference() -> None:
-    assert chem_smarts.name == "chem_smarts" and chem_smarts.version == "4.0.0"
+    assert chem_smarts.name == "chem_smarts" and chem_smarts.version == "5.0.0"
     assert set(chem_smarts.outputs) == FIELDS and 10 <= len(FIELDS) <= 20
     assert len(chem_smarts.stages) >= 5
     routes = Counter()
@@ -92,26 +99,41 @@ def test_standardisation_makes_its_non_default_choices() -> None:
 def test_a_route_worked_by_hand() -> None:
     """Boc on, esterify, Boc off on tyrosine at 25 C with two equivalents, worked up at pH 7."""
     c = case("boc_esterify_deprotect", "L-tyrosine")
-    # Boc (primary amine, reacts from 0 C: one level above, 4/5); the Boc-amino acid has
-    # no further site at 25 C. Esterification (from 25 C: 3/5). Cap 3 drops tyrosine (8).
-    # Deprotection (from 0 C: 4/5). Crude: ester 12 + 38.4, tyrosine 25.6, Boc ester 9.6,
-    # Boc acid 6.4.
-    assert crude(c, equivalents=2, cap=3) == pytest.approx({
-        "COC(=O)[C@@H](N)Cc1ccc(O)cc1": 50.4, TYROSINE: 25.6,
-        "COC(=O)[C@H](Cc1ccc(O)cc1)NC(=O)OC(C)(C)C": 9.6, "CC(C)(C)OC(=O)N[C@@H](Cc1ccc(O)cc1)C(=O)O": 6.4})
+    # Boc: the amine N (primary amine, reacts from 0 C: one level above, rate 1.6) has two
+    # heavy atoms two bonds away (CB, the acid C): factor 2/3; two equivalents of reagent.
+    # The Boc-amino acid has no further site.
+    boc = share(1.6, 2 / 3, 2)
+    # Esterification (from 25 C: rate 0.9) at the acid C, crowded by N and CB: 2/3; both
+    # molecules at once, with two equivalents; a second round finds no acid left.
+    ester = share(0.9, 2 / 3, 2)
+    bocester, bocacid, tyrester = 100 * boc * ester, 100 * boc * (1 - ester), 100 * (1 - boc) * ester
+    # Cap 3 drops tyrosine. Deprotection (from 0 C: 1.6) at the carbamate N, crowded by CB,
+    # the acid or ester C, the carbonyl O and the ester O of the Boc group: 2 / 5.
+    off = share(1.6, 2 / 5, 2)
+    expected = {"COC(=O)[C@@H](N)Cc1ccc(O)cc1": tyrester + bocester * off, TYROSINE: bocacid * off,
+                "COC(=O)[C@H](Cc1ccc(O)cc1)NC(=O)OC(C)(C)C": bocester * (1 - off),
+                "CC(C)(C)OC(=O)N[C@@H](Cc1ccc(O)cc1)C(=O)O": bocacid * (1 - off)}
+    assert crude(c, equivalents=2, cap=3) == pytest.approx(expected, abs=1e-9)
     out = solve(c, equivalents=2, cap=3)
     # at pH 7 the amino ester (ammonium) and the Boc acid (carboxylate) are in the water
     # with the recovered tyrosine (zwitterion), the Boc ester in the organic phase
     assert out["phase"] == "aqueous" and out["n_species"] == 4
     assert out["selected"] == ["COC(=O)[C@@H](N)Cc1ccc(O)cc1"]
     assert out["products"] == sorted(["COC(=O)[C@@H](N)Cc1ccc(O)cc1", "CC(C)(C)OC(=O)N[C@@H](Cc1ccc(O)cc1)C(=O)O"])
-    assert out["yield_pct"] == pytest.approx(50.4) and out["crude_pct"] == pytest.approx(92.0)
-    assert out["purity_pct"] == pytest.approx(100 * 50.4 / (50.4 + 25.6 + 6.4))
-    assert out["charge"] == 1 and out["hbd"] == 3 and out["hba"] == 4
+    amine, acid = expected["COC(=O)[C@@H](N)Cc1ccc(O)cc1"], bocacid * (1 - off)
+    assert out["yield_pct"] == pytest.approx(amine, abs=1e-6)
+    assert out["crude_pct"] == pytest.approx(100 - 100 * (1 - boc) * (1 - ester), abs=1e-6)
+    assert out["purity_pct"] == pytest.approx(100 * amine / (amine + bocacid * off + acid), abs=1e-6)
+    assert out["product_yields_pct"] == pytest.approx([amine, acid], abs=1e-6)
+    assert out["recovered_pct"] == pytest.approx(bocacid * off, abs=1e-6)
+    assert out["charge"] == 1
     # at 0 C nothing is esterified: tyrosine comes back with Boc-tyrosine, the only product
+    # (Boc at rate 0.9, its removal at 0.9 with the factor 2/5: CB, the acid C, two Boc O)
     cold = solve(c, temperature=0, equivalents=2, cap=3)
     assert cold["selected"] == ["CC(C)(C)OC(=O)N[C@@H](Cc1ccc(O)cc1)C(=O)O"]
-    assert cold["yield_pct"] == pytest.approx(24.0) and cold["purity_pct"] == pytest.approx(24.0)
+    left = 100 * share(0.9, 2 / 3, 2) * (1 - share(0.9, 2 / 5, 2))
+    assert cold["yield_pct"] == pytest.approx(left, abs=1e-6) and cold["purity_pct"] == pytest.approx(left, abs=1e-6)
+    assert cold["recovered_pct"] == pytest.approx(100 - left, abs=1e-6)
     # TPSA counts sulfur (thioether 25.30) on top of N and O
     met = solve(case("boc_esterify_deprotect", "L-methionine"), temperature=80, ph=13.0)
     mol = Chem.MolFromSmiles(met["selected"][0])
@@ -142,15 +164,21 @@ def test_work_up_ph_moves_the_product_between_phases() -> None:
 def test_temperature_and_equivalents_decide_the_sites() -> None:
     c = case("acetylate_brominate", "dopamine hydrochloride")
     cold = crude(c, temperature=0, equivalents=1)
-    # 0 C, one equivalent: only the amine is acetylated (3/5), then one para bromination (3/5)
-    assert cold == pytest.approx({"CC(=O)NCCc1cc(O)c(O)cc1Br": 36.0, "CC(=O)NCCc1ccc(O)c(O)c1": 24.0,
-                                  "NCCc1cc(O)c(O)cc1Br": 24.0, "NCCc1ccc(O)c(O)c1": 16.0})
+    # 0 C, one equivalent: only the amine is acetylated (rate 0.9; one CH2 two bonds away:
+    # factor 1), then the one ring CH para to an OH is brominated (rate 0.9; three heavy
+    # atoms two bonds away: factor 1/2), in both molecules alike
+    ac, br = share(0.9, 1, 1), share(0.9, 1 / 2, 1)
+    assert cold == pytest.approx({"CC(=O)NCCc1cc(O)c(O)cc1Br": 100 * ac * br, "CC(=O)NCCc1ccc(O)c(O)c1":
+                                  100 * ac * (1 - br), "NCCc1cc(O)c(O)cc1Br": 100 * (1 - ac) * br,
+                                  "NCCc1ccc(O)c(O)c1": 100 * (1 - ac) * (1 - br)}, abs=1e-9)
     hot = solve(c, temperature=80, equivalents=3)
     # 80 C, three equivalents: phenols are acetylated too and the rings take up to three Br
     assert hot["n_species"] == 11 and hot["selected"] == ["CC(=O)NCCc1ccc(OC(C)=O)c(OC(C)=O)c1"]
-    # amine 95 % (19/20); each phenol then 3/5 of what reaches it: 95 x 3/5 x 3/5 = 34.2
-    assert hot["yield_pct"] == pytest.approx(34.2) and hot["purity_pct"] == pytest.approx(36.0)
-    assert hot["crude_pct"] == pytest.approx(95.0)   # the cap of 4 dropped the 5 % of dopamine after step 1
+    assert hot["product_yields_pct"][0] == hot["yield_pct"] and hot["product_yields_pct"] == sorted(
+        hot["product_yields_pct"], reverse=True)
+    # the amine takes 1 - exp(-3 x 1 x 3) of the dopamine in the first round; the cap of 4
+    # drops the dopamine left after step 1
+    assert hot["crude_pct"] == pytest.approx(100 * share(3.0, 1, 3), abs=1e-6)
     # incomplete steps leave partly converted material; an amine blocks a coupling
     blocked = solve(case("boc_couple_deprotect", "enalapril maleate"), temperature=0)
     assert blocked["phase"] == "none" and blocked["selected"] == [] and blocked["crude_pct"] == 0.0
@@ -159,16 +187,88 @@ def test_temperature_and_equivalents_decide_the_sites() -> None:
         Chem.MolFromSmarts("C(=O)NCc1ccccc1"))
 
 
+def test_crowded_sites_react_slower_and_share_by_their_factors() -> None:
+    # two primary alcohols oxidised at 0 C (rate 0.9); the site is the CH2: beside a CH2
+    # one heavy atom lies two bonds away (factor 1), beside the quaternary C three (1/2)
+    [out] = ref.react([("OCC(C)(C)CCCO", 100.0)], ref.TRANSFORMS["alcohol_oxidation"], 0, 1, "keep")
+    reacted = 100 * share(0.9, 1 + 1 / 2, 1)
+    assert dict(out) == pytest.approx({"OCC(C)(C)CCCO": 100 - reacted, "CC(C)(CO)CCC=O": reacted * 2 / 3,
+                                       "CC(C)(C=O)CCCO": reacted / 3}, abs=1e-9)
+    assert ref.crowding(ref.implicit_hs(Chem.MolFromSmiles("OCC(C)(C)CCCO")), 1) == 3
+
+
+def test_a_site_matched_several_ways_counts_once() -> None:
+    # the silyl ether's pattern matches the O twelve ways (the Si and C methyls permute);
+    # the site is one O, crowded by the Si's three carbons and the CH2's carbon: 2/5
+    smiles = "CC(C)(C)[Si](C)(C)OCCc1ccccc1"
+    classes = ref.TRANSFORMS["tbs_deprotection"].classes
+    cls, outs = ref._first_class(ref.implicit_hs(Chem.MolFromSmiles(smiles)), classes)
+    assert len(outs) == 12
+    o = ref.offer(smiles, classes, 0, "keep")
+    assert o is not None and o.weights == pytest.approx([2 / 5]) and o.rate == 0.9
+
+
+def test_the_reagent_is_shared_between_molecules_and_rounds() -> None:
+    # TBS at 0 C with two equivalents on a diol and an alcohol, half each: the diol's two
+    # alike O give one outcome weighing 2; the second round runs on what the first left
+    tbs = "[Si](C)(C)C(C)(C)C"
+    diol, alcohol = ref.react([("OCCCCCCO", 50.0), ("CCCCO", 50.0)], ref.TRANSFORMS["tbs_protection"], 0, 2, "keep")
+    first_diol, first_alcohol = share(0.9, 2, 2), share(0.9, 1, 2)
+    left = 2 - (50 * first_diol + 50 * first_alcohol) / 100
+    second = share(0.9, 1, left)
+    assert dict(diol) == pytest.approx({"OCCCCCCO": 50 * (1 - first_diol),
+                                        f"CC(C)(C)[Si](C)(C)OCCCCCCO": 50 * first_diol * (1 - second),
+                                        f"CC(C)(C)[Si](C)(C)OCCCCCCO{tbs}": 50 * first_diol * second}, abs=1e-9)
+    assert dict(alcohol) == pytest.approx({"CCCCO": 50 * (1 - first_alcohol),
+                                           "CCCCO[Si](C)(C)C(C)(C)C": 50 * first_alcohol}, abs=1e-9)
+
+
+def test_tolerances_admit_another_form_of_the_kinetics_and_reject_near_misses(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    sp = chem_smarts.output_specs()
+    scenarios = sample_scenarios(40, 11)
+    truths = [ref.solve({"parameters": p}) for p in scenarios]
+
+    def failing() -> set[str]:
+        ref._CANON.clear()
+        return {k for p, want in zip(scenarios, truths) for k in AMOUNTS
+                if not compare.within(sp[k], ref.solve({"parameters": p})[k], want[k])}
+
+    class ExpForm:
+        """1 - exp(-x) from exp, not expm1."""
+        @staticmethod
+        def expm1(x: float) -> float:
+            return math.exp(x) - 1.0
+
+    with monkeypatch.context() as m:
+        m.setattr(ref, "math", ExpForm)
+        assert failing() == set()
+    with monkeypatch.context() as m:
+        m.setattr(ref, "RATE", tuple(r * 1.01 for r in ref.RATE))
+        assert {"yield_pct", "product_yields_pct", "recovered_pct"} <= failing()
+    with monkeypatch.context() as m:
+        m.setattr(ref, "site_factor", lambda mol, atom: 2.0 / (2 + ref.crowding(mol, atom)))
+        assert {"yield_pct", "product_yields_pct", "recovered_pct"} <= failing()
+    with monkeypatch.context() as m:   # every site alike
+        m.setattr(ref, "site_factor", lambda mol, atom: 1.0)
+        assert {"yield_pct", "product_yields_pct", "recovered_pct"} <= failing()
+
+
 def test_stereo_modes_and_ranking() -> None:
     c = case("oxidise_aminate", "guaifenesin")
     keep, enum = solve(c), solve(c, stereo="enumerate")
-    # the primary alcohol is oxidised (4/5; the hydroxy aldehyde's canonical tautomer is the
-    # hydroxy ketone), then aminated (4/5); the new stereocentre is unassigned under keep,
-    # enumerate splits its amount in two and the ketone comes first
-    assert crude(c) == pytest.approx({"COc1ccccc1OCC(CO)N1CCOCC1": 48.0, "COc1ccccc1OCC(=O)CO": 32.0,
-                                      "COc1ccccc1OCC(O)CO": 20.0})
-    assert keep["selected"] == ["COc1ccccc1OCC(CO)N1CCOCC1"] and keep["yield_pct"] == pytest.approx(48.0)
-    assert enum["selected"] == ["COc1ccccc1OCC(=O)CO"] and enum["yield_pct"] == pytest.approx(32.0)
+    # the primary alcohol's CH2 is oxidised (rate 1.6, crowded by the CH's OH and CH2:
+    # 2/3; the hydroxy aldehyde's canonical tautomer is the hydroxy ketone), then the
+    # ketone is aminated (from 25 C: 0.9; crowded by two O: 2/3); the new stereocentre is
+    # unassigned under keep, enumerate splits its amount in two
+    ox, am = share(1.6, 2 / 3, 1), share(0.9, 2 / 3, 1)
+    assert crude(c) == pytest.approx({"COc1ccccc1OCC(CO)N1CCOCC1": 100 * ox * am,
+                                      "COc1ccccc1OCC(=O)CO": 100 * ox * (1 - am),
+                                      "COc1ccccc1OCC(O)CO": 100 * (1 - ox)}, abs=1e-9)
+    assert keep["selected"] == ["COc1ccccc1OCC(=O)CO"] and keep["product_yields_pct"] == pytest.approx(
+        [100 * ox * (1 - am), 100 * ox * am], abs=1e-6)
+    assert enum["selected"] == ["COc1ccccc1OCC(=O)CO"] and enum["product_yields_pct"] == pytest.approx(
+        [100 * ox * (1 - am), 50 * ox * am, 50 * ox * am], abs=1e-6)
     assert enum["n_products"] == 3 and sum("@" in s for s in enum["products"]) == 2
     # ranking: amount, heavy atoms, QED (4 decimals), SMILES
     t = ref.trace(params(case("tbs_acetylate_deprotect", "methyl alpha-D-glucopyranoside"), temperature=80,
@@ -235,7 +335,7 @@ def test_most_of_the_space_gives_a_product_and_both_phases_occur() -> None:
 
 def test_program_matches_module_and_is_deterministic(tmp_path: Path) -> None:
     p = params(case("tbs_acetylate_deprotect", "(R)-norepinephrine bitartrate"), temperature=80, equivalents=2,
-               stereo="enumerate", cap=3, radius=3)
+               stereo="enumerate", cap=3)
     a = ref.solve({"parameters": p, "inputs": {}})
     assert a == ref.solve({"parameters": dict(p), "inputs": {}})
     assert chem_smarts(p, tmp_path) == a
@@ -243,10 +343,6 @@ def test_program_matches_module_and_is_deterministic(tmp_path: Path) -> None:
     run = subprocess.run([sys.executable, str(Path(ref.__file__))], input=json.dumps(scenario),
                          capture_output=True, text=True, timeout=120, check=True)
     assert json.loads(run.stdout) == a
-    # the radius matters for fp_on and for nothing else
-    b = ref.solve({"parameters": {**p, "fingerprint_radius": 1}, "inputs": {}})
-    assert b["fp_on"] < a["fp_on"] and {k: v for k, v in b.items() if k != "fp_on"} == \
-        {k: v for k, v in a.items() if k != "fp_on"}
 
 
 def test_tolerances_admit_independent_descriptors_and_reject_wrong_ones() -> None:
@@ -258,8 +354,6 @@ def test_tolerances_admit_independent_descriptors_and_reject_wrong_ones() -> Non
     table = Chem.GetPeriodicTable()
     mw = sum(table.GetAtomicWeight(a.GetAtomicNum()) for a in Chem.AddHs(mol).GetAtoms())
     assert compare.within(sp["mw"], mw, out["mw"])
-    legacy = AllChem.GetMorganFingerprintAsBitVect(mol, 2, nBits=1024).GetNumOnBits()
-    assert compare.within(sp["fp_on"], legacy, out["fp_on"])
     props = QED.properties(mol)
     assert compare.within(sp["qed"], QED.qed(mol, w=QED.WEIGHT_MEAN, qedProperties=props), out["qed"])
     # amounts in floating point, summed in another order, agree with the exact fractions
@@ -267,11 +361,8 @@ def test_tolerances_admit_independent_descriptors_and_reject_wrong_ones() -> Non
     assert compare.within(sp["crude_pct"], sum(sorted(amounts.values())), out["crude_pct"])
     assert not compare.within(sp["mw"], Descriptors.ExactMolWt(mol), out["mw"])
     assert not compare.within(sp["tpsa"], rdMolDescriptors.CalcTPSA(mol), out["tpsa"])
-    assert not compare.within(sp["hba"], rdMolDescriptors.CalcNumHBA(mol), out["hba"])
     assert not compare.within(sp["qed"], QED.qed(mol, w=QED.WEIGHT_MAX), out["qed"])
     assert not compare.within(sp["logp"], Crippen.MolMR(mol), out["logp"])
-    # one conversion level off (4/5 for 19/20) is far outside the amount tolerance
-    assert not compare.within(sp["yield_pct"], out["yield_pct"] * 0.8 / 0.95, out["yield_pct"])
     other = [Chem.MolToSmiles(Chem.MolFromSmiles(s), doRandom=True) for s in out["products"]]
     assert compare.within(sp["products"], other, out["products"])
     flat = [Chem.MolToSmiles(Chem.MolFromSmiles(s), isomericSmiles=False) for s in out["products"]]
@@ -282,7 +373,7 @@ def sample_scenarios(n: int, seed: int) -> list[dict]:
     rng = random.Random(seed)
     return [params(rng.choice(CASES), temperature=rng.choice([0, 25, 80]), equivalents=rng.randint(1, 3),
                    ph=rng.choice([1.0, 4.0, 7.0, 10.0, 13.0]), stereo=rng.choice(["keep", "strip", "enumerate"]),
-                   cap=rng.randint(1, 4), radius=rng.randint(1, 3)) for _ in range(n)]
+                   cap=rng.randint(1, 4)) for _ in range(n)]
 
 
 def test_isolation_distributes_by_the_distribution_coefficient() -> None:

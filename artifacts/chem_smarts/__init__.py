@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from recon import Choice, Evidence, Exact, Int, Integer, Number, SetOf, oracle
+from recon import Choice, Evidence, Exact, Int, Integer, Number, SequenceOf, SetOf, oracle
 
 # One case = a named route and the registered compound record it is run on, "ROUTE: RECORD"
 # (the record as registered, RDKit canonical SMILES); names are in reference.REACTANTS.
@@ -102,7 +102,7 @@ TOP = "the top product"
 
 @oracle(
     name="chem_smarts",
-    version="4.0.0",
+    version="5.0.0",
     title="A short synthetic route under chosen conditions, worked up and characterised",
     domain="chemistry",
     toolkit=["rdkit"],
@@ -114,15 +114,19 @@ TOP = "the top product"
         "transformations (protections and deprotections, couplings, reductions, oxidations, ...; co-reagents "
         "implicit) is then run step by step at the given temperature with the given reagent equivalents, each "
         "step on the material the previous step leaves; a step may be incomplete, may form several isomers or "
-        "partly and fully converted molecules, and releases small by-products. The amount of every molecule is "
-        "followed in per cent of the starting compound. The molecules each step gives are cleaned up, and only "
+        "partly and fully converted molecules, and releases small by-products. Within a step the reagent is "
+        "shared: the molecules react in rounds, one per equivalent, and how much of a molecule reacts in a round "
+        "depends on the kind of site it reacts at, the temperature, how many such sites it has and how crowded "
+        "each one is (a crowded site reacts more slowly), and the reagent still left; its isomers form in "
+        "proportion to how readily their sites react, and what a round uses up is gone for the next. The "
+        "amount of every molecule is followed in per cent of the starting compound. The molecules each step gives are cleaned up, and only "
         "the most abundant few are carried on. The final crude mixture is worked up by extraction between water "
         "buffered at the work-up pH and an organic solvent, and the phase that holds more product is kept; "
         "recovered starting material is not a product. The question: which molecules the route gives after the "
-        "work-up and which one comes first, how much of it there is and how pure the kept phase is, how many "
-        "molecules the crude mixture held and how much material it accounts for, and the top product's "
-        "molecular weight, lipophilicity, polar surface area, hydrogen-bond counts, drug-likeness, fingerprint "
-        "size and net charge at the work-up pH. Then the top product is isolated: the crude mixture, taken up "
+        "work-up, how much of each, and which one comes first; how pure the kept phase is in it; how much "
+        "starting material is recovered; how many molecules the crude mixture held and how much material it "
+        "accounts for; and the top product's molecular weight, lipophilicity, polar surface area, "
+        "drug-likeness and net charge at the work-up pH. Then the top product is isolated: the crude mixture, taken up "
         "in the buffered water at the work-up pH, is extracted three times with an equal volume of the organic "
         "solvent each time and the extracts are combined (when the aqueous phase is the kept one, it is washed "
         "three times with an equal volume of solvent instead); every molecule distributes between the phases "
@@ -151,7 +155,6 @@ TOP = "the top product"
             "unassigned stereocentres and stereo double bonds, in equal amounts")),
         "max_products": Int(1, 4, doc="at most this many molecules, the most abundant, are carried from one step "
                                       "to the next and reported at the end"),
-        "fingerprint_radius": Int(1, 3, doc="radius of the Morgan (circular) fingerprint behind fp_on, in bonds"),
     },
     outputs={
         "products": SetOf(normalize="smiles", doc="the products reported after the work-up, as SMILES; empty "
@@ -169,14 +172,18 @@ TOP = "the top product"
                                           "product)"),
         "purity_pct": Number(abs=0.01, doc=f"{TOP}'s share of all material in the kept phase, per cent (0 with "
                                            "no product)"),
+        "product_yields_pct": SequenceOf(Number(abs=0.01), doc="the amount of every product in `products`, per "
+                                         "cent of the starting compound, most abundant first (the order in "
+                                         "which the products are ranked; the first is `yield_pct`); empty "
+                                         "with no product"),
+        "recovered_pct": Number(abs=0.01, doc="starting material in the final crude mixture (every molecule with "
+                                              "the constitution of the prepared parent), per cent of the "
+                                              "starting compound"),
         "mw": Number(abs=0.02, doc=f"average molecular weight of {TOP}, g/mol (this and every descriptor below "
                                    "is 0 with no product)"),
         "logp": Number(abs=0.01, doc=f"Wildman-Crippen logP of {TOP}"),
         "tpsa": Number(abs=0.01, doc=f"topological polar surface area of {TOP}, square angstrom"),
-        "hba": Integer(tol=0, doc=f"hydrogen-bond acceptors of {TOP}"),
-        "hbd": Integer(tol=0, doc=f"hydrogen-bond donors of {TOP}"),
         "qed": Number(abs=0.002, doc=f"QED drug-likeness of {TOP} (0..1)"),
-        "fp_on": Integer(tol=0, doc=f"set bits of the Morgan fingerprint of {TOP}"),
         "charge": Integer(tol=0, doc=f"net charge of the dominant form of {TOP} at the work-up pH"),
         "isolated_pct": Number(abs=0.05, doc=f"amount of {TOP} in the kept phase after the isolation, per cent of "
                                              "the starting compound (0 with no product)"),
@@ -186,14 +193,16 @@ TOP = "the top product"
                                          "starting compound (0 with no product)"),
     },
     stages=["standardise the record: clean-up, heavy-atom largest fragment, uncharge, canonical tautomer keeping "
-            "stereo", "per step: incompatibility check; rounds of edits (one per equivalent) at the most "
-            "reactive site class the temperature allows, conversion by temperature margin, equal regioisomer "
-            "shares, unreacted share carried", "clean-up of every outcome: sanitise, split, by-product filter, "
+            "stereo", "per step: incompatibility check; rounds (one per equivalent) sharing the step's reagent: "
+            "every molecule reacts at the sites of the most reactive class the temperature allows, a share "
+            "1 - exp(-rate x summed site factors x reagent left), the rate by temperature margin, a site's factor "
+            "by its crowding; outcomes in proportion to their sites' factors; unreacted share carried; the "
+            "reagent used is gone", "clean-up of every outcome: sanitise, split, by-product filter, "
             "canonical tautomer, stereo keep/strip/enumerate, amounts merged", "rank by amount, heavy atoms, "
             "QED, SMILES and cap between steps", "work-up: ionisation by group pKa rules and logP decide each "
             "molecule's phase; the phase with more product is kept; recovered starting material is no product; "
-            "rank, cap, purity", "descriptors of the top product (Lipinski counts, TPSA with S and P, 1024-bit "
-            "Morgan) and its net charge at the work-up pH", "isolation: three extractions (or washes) with an "
+            "rank, cap, purity", "the products' amounts in rank order and the recovered starting material; descriptors "
+            "of the top product (TPSA with S and P) and its net charge at the work-up pH", "isolation: three extractions (or washes) with an "
             "equal volume, every molecule by its distribution coefficient: Crippen logP of the neutral form "
             "times the neutral share, every ionisable group independently by its pKa"],
     reference="reference.py",
@@ -209,7 +218,8 @@ TOP = "the top product"
         "selected": ["products"],
         "yield_pct": ["selected"],
         "purity_pct": ["selected", "phase"],
-        **{name: ["selected"] for name in ("mw", "logp", "tpsa", "hba", "hbd", "qed", "fp_on", "charge")},
+        "product_yields_pct": ["products"],
+        **{name: ["selected"] for name in ("mw", "logp", "tpsa", "qed", "charge")},
         # the isolation distributes the crude mixture the work-up kept a phase of
         "isolated_pct": ["yield_pct", "phase"],
         "isolated_purity_pct": ["phase", "n_species"],
@@ -237,8 +247,8 @@ def chem_smarts(params: dict[str, Any], evidence: Path) -> dict[str, Any]:
     Everything runs in RDKit (pinned version); SMILES are RDKit canonical SMILES
     (Chem.MolToSmiles defaults, isomeric). Parameters: `case` = "ROUTE: RECORD" (split at the
     first ": "), `temperature` T (level L = 0, 1, 2 for 0, 25, 80 degrees C), `equivalents`
-    E, `workup_ph`, `stereochemistry`, `max_products` (the cap, K), `fingerprint_radius` (r).
-    Amounts are exact fractions (Python Fraction) in per cent of the starting compound.
+    E, `workup_ph`, `stereochemistry`, `max_products` (the cap, K). Amounts are floats
+    (IEEE double) in per cent of the starting compound.
 
     1. Standardise the record (stage "standardise"):
        mol = MolFromSmiles(record); rdMolStandardize.Cleanup(mol) with default parameters;
@@ -259,21 +269,31 @@ def chem_smarts(params: dict[str, Any], evidence: Path) -> dict[str, Any]:
           aliphatic amine (AMINE below, primary or secondary; tertiary amines do not block):
           m and its amount are lost.
        b. The transformation's site classes, in order of reactivity, each with the lowest
-          temperature level it reacts at; classes above L are ignored. E rounds: the
-          frontier starts as {m: a}; in each round every frontier molecule x (amount q) is
-          parsed (H implicit as above) and the FIRST allowed class with any outcome of
-          RunReactants((x,)) over its reaction SMARTS (in order) is taken; each outcome's
-          first product is cleaned (3a-c); outcomes that fail sanitisation or keep no
-          fragment are dropped, identical cleaned outcomes (same kept fragments and
-          by-products) count once. With no class or no surviving outcome x is done (amount q).
-          Otherwise the conversion c = CONVERSION[L - class level] with CONVERSION = (3/5,
-          4/5, 19/20); x keeps q(1 - c) and is done (the unreacted share is not offered
-          again); each of the n distinct outcomes gets q c / n, shared by every kept
-          fragment of it (a split outcome gives each part that amount), and those fragments
-          form the next round's frontier (amounts of equal SMILES added). After E rounds the
-          frontier joins the done molecules. So E = 1 edits one site of the most reactive
-          class (one product per site), larger E edits more sites, always at the most
-          reactive class left, and leaves partly converted material.
+          temperature level it reacts at; classes above L are ignored. The compatible
+          inputs of the step react together in E rounds that share the reagent: the reagent
+          left starts at r = E (equivalents per molecule of starting compound); each input
+          m has a frontier, starting as {m: a}. In each round every frontier molecule x
+          (amount q) is parsed (H implicit as above) and the FIRST allowed class with any
+          outcome of RunReactants((x,)) over its reaction SMARTS (in order) is taken; each
+          outcome's first product is cleaned (3a-c); outcomes that fail sanitisation or keep
+          no fragment are dropped; identical cleaned outcomes (same kept fragments and
+          by-products) merge. An outcome's site atom is the reactant atom the template maps
+          as 1 (its product atom's "old_mapno" 1 gives "react_atom_idx"); its crowding c =
+          the heavy atoms of x at topological distance exactly 2 from it (GetDistanceMatrix
+          of x with H implicit); its factor f = 2 / (1 + c). A merged outcome weighs w = the
+          sum of f over its DISTINCT site atoms (a site matched several ways, as Si(CH3)2
+          and C(CH3)3 permute, counts once; symmetric sites at different atoms add). With no
+          class or no surviving outcome x is done (amount q). Otherwise, with W = the sum
+          of the outcomes' w and RATE = (0.9, 1.6, 3.0) by the margin L - class level, the
+          reacted share is R = q (1 - exp(-RATE[margin] W r)); x keeps q - R and is done
+          (the unreacted share is not offered again); each outcome gets R w / W, shared by
+          every kept fragment of it (a split outcome gives each part that amount), and those
+          fragments form m's next frontier (amounts of equal SMILES added). After the round
+          (every input's frontier), r drops by the sum of every R of the round / 100. After
+          E rounds the frontiers join the done molecules. So one lone open site (c = 1) at
+          one equivalent converts 59.3, 79.8 or 95.0 %; a second round runs on what is left
+          of the reagent; crowded sites react more slowly, and regioisomers form in the
+          ratio of their sites' factors.
        c. With "enumerate", every resulting molecule other than m itself is replaced by its
           stereoisomers (EnumerateStereoisomers, StereoEnumerationOptions(onlyUnassigned=
           True, unique=True), canonical SMILES), the amount split equally.
@@ -367,19 +387,19 @@ def chem_smarts(params: dict[str, Any], evidence: Path) -> dict[str, Any]:
        SMILES with isomericSmiles=False) equals that of S. The other molecules are the
        product molecules. The kept phase: "aqueous" when its product amount is strictly
        larger than the organic phase's, else "organic"; "none" (no product, every output
-       below empty or 0) when there is no product molecule at all. products = the kept
+       below but recovered_pct empty or 0) when there is no product molecule at all. products = the kept
        phase's product molecules ranked as in 4, the first K; selected = the first;
        yield_pct = its amount; purity_pct = 100 x its amount / the amount of every crude
        molecule in the kept phase (recovered starting material included; capped products
-       too). n_species = molecules in the crude mixture; crude_pct = their total amount.
+       too); product_yields_pct = the amounts of `products` in that rank order.
+       n_species = molecules in the crude mixture; crude_pct = their total amount;
+       recovered_pct = the amount of the recovered starting material in it (whatever the
+       phase).
 
     6. Descriptors of the selected product P (parsed from its SMILES; all 0 / 0.0 with
        no product): mw = Descriptors.MolWt; logp = Crippen.MolLogP; tpsa =
-       rdMolDescriptors.CalcTPSA(includeSandP=True); hba / hbd =
-       CalcNumLipinskiHBA / CalcNumLipinskiHBD (N+O count, NH+OH count); qed = QED.qed
-       (default weights); fp_on = on bits of rdFingerprintGenerator.GetMorganGenerator(
-       radius=r, fpSize=1024) (no chirality, no counts); charge = the net charge of 5 at
-       the work-up pH.
+       rdMolDescriptors.CalcTPSA(includeSandP=True); qed = QED.qed (default weights);
+       charge = the net charge of 5 at the work-up pH.
 
     7. Isolation (stage "isolation"), with the phase kept in 5 (all three outputs 0 when
        it is "none"): every crude molecule m (recovered starting material included) with
@@ -392,17 +412,18 @@ def chem_smarts(params: dict[str, Any], evidence: Path) -> dict[str, Any]:
        share left in the water is w = (1 / (1 + D))^3; the kept phase holds a (1 - w) of m
        when it is "organic", a w when it is "aqueous". isolated_pct = the selected
        product's amount there; kept_pct = the sum over every crude molecule;
-       isolated_purity_pct = 100 x isolated_pct / kept_pct (0 when kept_pct is 0). Floats
-       (IEEE double) from the exact amounts.
+       isolated_purity_pct = 100 x isolated_pct / kept_pct (0 when kept_pct is 0).
 
     Tolerances, and why:
     - products, selected (sets after RDKit canonicalisation), n_products, n_species, phase,
-      hba, hbd, fp_on, charge: exact. They are discrete functions of the molecular graphs
+      charge: exact. They are discrete functions of the molecular graphs
       and rules; any deviation is a wrong rule, not rounding.
-    - yield_pct, purity_pct, crude_pct: 0.01 absolute. The amounts are exact fractions;
-      floating-point arithmetic in any summation order agrees to 1e-9, while one wrong
-      conversion (3/5, 4/5, 19/20 differ by at least 15 points), a wrong regioisomer
-      split or a molecule missing from the kept phase moves them by far more than 0.01.
+    - yield_pct, purity_pct, crude_pct, recovered_pct, product_yields_pct (each item):
+      0.01 absolute. Floating-point arithmetic in any summation order, and exp or expm1,
+      agree to 1e-9, while a rate off by 1 %, one site's crowding off by one atom, the
+      reagent not used up between rounds, a site matched twice counted twice, a wrong
+      regioisomer split or a molecule missing from the kept phase moves them by more
+      than 0.01 wherever they matter (measured in the tests).
     - mw: 0.02 absolute. Other standard atomic-weight tables (older IUPAC values) move
       these molecules by < 0.01; monoisotopic instead of average masses is off by > 0.04
       for every product here, a wrong product by >= 1 unit (H2).

@@ -1,38 +1,41 @@
 #!/usr/bin/env python3
-"""Reference solution for the `chem_smarts` recon task (version 4).
+"""Reference solution for the `chem_smarts` recon task (version 5).
 
 Reads one scenario JSON object on stdin and prints the output JSON object on stdout.
 Standalone: imports only the standard library and RDKit.
 
 Pipeline: a registered reactant record (salt, counter-ion, charges, an odd tautomer)
 -> standardised parent -> a named route of 2-3 transformations run under the scenario's
-conditions: the temperature decides which site classes react and how completely, the
-equivalents how many sites one molecule transforms (rounds of edits at the most reactive
-class left, regioisomers in equal shares, unreacted material carried on); every step's
-mixture is cleaned up (sanitise, split, by-products dropped, canonical tautomer, stereo
-kept / stripped / enumerated), ranked by yield and capped -> work-up: the final crude
-mixture is partitioned between water at the work-up pH and an organic solvent by each
-molecule's ionisation (group pKa rules) and polarity, and the phase holding more product
-is kept -> the best products of that phase, their yield and purity, and descriptors of
-the top one -> isolation: the crude is taken up in the buffered water and extracted three
-times with an equal volume of solvent (or, when the water is kept, washed three times),
-every molecule distributing by its distribution coefficient at the pH (the neutral
-form's Crippen partition coefficient times the neutral share, every ionisable group
-ionising independently by its pKa); how much of the top product the kept phase then
-holds, how pure, and how much material.
+conditions: the temperature decides which site classes react and how fast, the
+equivalents how much reagent a step has and for how many rounds; in each round every
+molecule reacts at the sites of the most reactive class it has, a share that grows with
+the class's rate, its sites' number and openness (crowded sites react slower) and the
+reagent still left, split over the outcomes by the sites that give them; unreacted
+material is carried on and the reagent every round uses is gone for the next. Every
+step's mixture is cleaned up (sanitise, split, by-products dropped, canonical tautomer,
+stereo kept / stripped / enumerated), ranked by amount and capped -> work-up: the final
+crude mixture is partitioned between water at the work-up pH and an organic solvent by
+each molecule's ionisation (group pKa rules) and polarity, and the phase holding more
+product is kept -> the best products of that phase and their amounts, the recovered
+starting material, the top product's yield, purity and descriptors -> isolation: the
+crude is taken up in the buffered water and extracted three times with an equal volume
+of solvent (or, when the water is kept, washed three times), every molecule distributing
+by its distribution coefficient at the pH (the neutral form's Crippen partition
+coefficient times the neutral share, every ionisable group ionising independently by
+its pKa); how much of the top product the kept phase then holds, how pure, and how much
+material.
 """
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections import defaultdict
 from dataclasses import dataclass, field
-from fractions import Fraction
 from typing import Any
 
 from rdkit import Chem, RDLogger
-from rdkit.Chem import (QED, Crippen, Descriptors, EnumerateStereoisomers, rdChemReactions,
-                        rdFingerprintGenerator, rdMolDescriptors)
+from rdkit.Chem import QED, Crippen, Descriptors, EnumerateStereoisomers, rdChemReactions, rdMolDescriptors
 from rdkit.Chem.MolStandardize import rdMolStandardize
 
 RDLogger.DisableLog("rdApp.*")
@@ -112,9 +115,10 @@ MORPHOLINE = "N1CCOCC1"
 
 # Temperatures (degrees C) in order; a site class reacts from its level on.
 TEMPERATURES = (0, 25, 80)
-# Share of a molecule that reacts in one round, by how many temperature levels the
-# reaction runs above the class's lowest level (0, 1, 2).
-CONVERSION = (Fraction(3, 5), Fraction(4, 5), Fraction(19, 20))
+# Rate of one open site at one equivalent of reagent, by how many temperature levels the
+# reaction runs above the class's lowest level (0, 1, 2): a lone open site at one
+# equivalent converts 1 - exp(-rate) of the molecule, about 59, 80 and 95 %.
+RATE = (0.9, 1.6, 3.0)
 
 
 def mapped(atom: str) -> str:
@@ -242,7 +246,6 @@ ROUTES = {
 
 BYPRODUCT_MAX_HEAVY = 4        # fragments with at most this many heavy atoms are by-products
 RANK_DECIMALS = 4              # yields (percent) and QED are compared at this precision when ranking
-FP_SIZE = 1024
 
 # Work-up: ionisable groups and their pKa. An acid is ionised (-1) when the pH is above
 # its pKa, a base protonated (+1) when the pH is below it. A molecule with any ionised
@@ -325,7 +328,7 @@ def qed_of(smiles: str) -> float:
     return _QED[smiles]
 
 
-def rank_key(item: tuple[str, Fraction]) -> tuple[float, int, float, str]:
+def rank_key(item: tuple[str, float]) -> tuple[float, int, float, str]:
     """Highest yield first (at 4 decimals), then most heavy atoms, then the higher QED
     (at 4 decimals), then the SMILES string."""
     smiles, amount = item
@@ -410,11 +413,9 @@ def clean(mol: Chem.Mol, stereo: str) -> tuple[list[str], list[str]] | None:
 @dataclass
 class Step:
     transformation: str
-    pool: dict[str, Fraction]              # molecule -> amount (percent of the compound)
+    pool: dict[str, float]                 # molecule -> amount (percent of the compound)
     ranked: list[str]
     kept: list[str]
-    byproducts: set[str]
-    counts: dict[str, int]
 
 
 def _first_class(mol: Chem.Mol, classes: list[SiteClass]) -> tuple[SiteClass, list[Chem.Mol]] | None:
@@ -425,60 +426,110 @@ def _first_class(mol: Chem.Mol, classes: list[SiteClass]) -> tuple[SiteClass, li
     return None
 
 
-def react(smiles: str, amount: Fraction, tf: Transform, level: int, equivalents: int, stereo: str,
-          counts: dict[str, int], byproducts: set[str]) -> dict[str, Fraction]:
-    """What one input molecule becomes: `equivalents` rounds; in each, every molecule still
-    reacting is edited at every site of the most reactive class it has (among the classes
-    the temperature allows), the reacting share split equally over the distinct outcomes,
-    the unreacted share carried as it is."""
+def site_atom(product: Chem.Mol) -> int:
+    """Index, in the reacting molecule, of the atom the template maps as 1."""
+    for atom in product.GetAtoms():
+        if atom.HasProp("old_mapno") and atom.GetIntProp("old_mapno") == 1:
+            return atom.GetIntProp("react_atom_idx")
+    raise ValueError("reaction template without a site atom mapped as 1")
+
+
+def crowding(mol: Chem.Mol, atom: int) -> int:
+    """Heavy atoms exactly two bonds from the site atom."""
+    distances = Chem.GetDistanceMatrix(mol)[atom]
+    return int(sum(1 for d in distances if d == 2))
+
+
+def site_factor(mol: Chem.Mol, atom: int) -> float:
+    """How readily one site reacts relative to an open one: 2 / (1 + crowding)."""
+    return 2.0 / (1 + crowding(mol, atom))
+
+
+@dataclass
+class Offer:
+    """What a molecule offers in one round: its distinct cleaned outcomes and their weights."""
+
+    rate: float                             # the class's rate at this temperature, per site
+    outcomes: list[tuple[list[str], list[str]]]
+    weights: list[float]
+
+
+def offer(smiles: str, classes: list[SiteClass], level: int, stereo: str) -> Offer | None:
+    """The most reactive allowed class's sites in the molecule, each outcome cleaned;
+    identical cleaned outcomes merge, and an outcome weighs the factors of the distinct site
+    atoms that give it (a site matched several ways counts once). None when nothing reacts."""
+    mol = implicit_hs(Chem.MolFromSmiles(smiles))
+    found = _first_class(mol, classes)
+    if found is None:
+        return None
+    cls, outs = found
+    outcomes: list[tuple[list[str], list[str]]] = []
+    sites: list[set[int]] = []
+    for raw in outs:
+        c = clean(raw, stereo)
+        if c is None or not c[0]:
+            continue
+        if c not in outcomes:
+            outcomes.append(c)
+            sites.append(set())
+        sites[outcomes.index(c)].add(site_atom(raw))
+    if not outcomes:
+        return None
+    weights = [sum(site_factor(mol, atom) for atom in sorted(atoms)) for atoms in sites]
+    return Offer(RATE[level - cls.level], outcomes, weights)
+
+
+def react(inputs: list[tuple[str, float]], tf: Transform, level: int, equivalents: int,
+          stereo: str) -> list[dict[str, float]]:
+    """What every input molecule becomes, in `equivalents` rounds that share the reagent.
+    The reagent starts at `equivalents` per molecule of starting compound. In each round
+    every molecule still reacting offers the sites of the most reactive class it has (among
+    the classes the temperature allows); with W the sum of its sites' factors and r the
+    reagent left, a share 1 - exp(-rate W r) of it reacts, split over the distinct outcomes
+    by their weights; the unreacted share is carried as it is. The reagent the round used
+    (every reacting share, in molecules of starting compound) is gone for the next round."""
     classes = [c for c in tf.classes if c.level <= level]
-    frontier: dict[str, Fraction] = {smiles: amount}
-    done: dict[str, Fraction] = defaultdict(Fraction)
+    offers: dict[str, Offer | None] = {}
+    frontiers: list[dict[str, float]] = [{smiles: amount} for smiles, amount in inputs]
+    done: list[dict[str, float]] = [defaultdict(float) for _ in inputs]
+    reagent = float(equivalents)
     for _ in range(equivalents):
-        nxt: dict[str, Fraction] = defaultdict(Fraction)
+        used = 0.0
+        nexts: list[dict[str, float]] = []
+        for frontier, finished in zip(frontiers, done):
+            nxt: dict[str, float] = defaultdict(float)
+            for smi, amt in frontier.items():
+                if smi not in offers:
+                    offers[smi] = offer(smi, classes, level, stereo)
+                o = offers[smi]
+                if o is None:
+                    finished[smi] += amt
+                    continue
+                total = sum(o.weights)
+                reacted = amt * -math.expm1(-o.rate * total * reagent)
+                used += reacted
+                finished[smi] += amt - reacted
+                for (kept, _small), w in zip(o.outcomes, o.weights):
+                    for frag in kept:
+                        nxt[frag] += reacted * w / total
+            nexts.append(nxt)
+        frontiers = nexts
+        reagent -= used / 100.0
+    for frontier, finished in zip(frontiers, done):
         for smi, amt in frontier.items():
-            found = _first_class(implicit_hs(Chem.MolFromSmiles(smi)), classes)
-            if found is None:
-                done[smi] += amt
-                continue
-            cls, outs = found
-            cleaned = []
-            for raw in outs:
-                c = clean(raw, stereo)
-                if c is None:
-                    counts["failed_sanitisation"] += 1
-                elif c[0] and c not in cleaned:
-                    cleaned.append(c)
-            if not cleaned:
-                done[smi] += amt
-                continue
-            counts["edits"] += 1
-            conv = CONVERSION[level - cls.level]
-            done[smi] += amt * (1 - conv)
-            share = amt * conv / len(cleaned)
-            for kept, small in cleaned:
-                byproducts.update(small)
-                for frag in kept:
-                    nxt[frag] += share
-        frontier = nxt
-    for smi, amt in frontier.items():
-        done[smi] += amt
+            finished[smi] += amt
     return done
 
 
-def run_step(inputs: list[tuple[str, Fraction]], tf: Transform, level: int, equivalents: int, stereo: str,
+def run_step(inputs: list[tuple[str, float]], tf: Transform, level: int, equivalents: int, stereo: str,
              cap: int | None) -> Step:
-    counts = {"inputs": len(inputs), "incompatible": 0, "unchanged": 0, "edits": 0, "failed_sanitisation": 0}
-    pool: dict[str, Fraction] = defaultdict(Fraction)
-    byproducts: set[str] = set()
+    pool: dict[str, float] = defaultdict(float)
+    compatible = []
     for smi, amount in inputs:
         mol = implicit_hs(Chem.MolFromSmiles(smi))
-        if any(mol.HasSubstructMatch(b) for b in tf.blockers):
-            counts["incompatible"] += 1
-            continue
-        out = react(smi, amount, tf, level, equivalents, stereo, counts, byproducts)
-        if list(out) == [smi]:
-            counts["unchanged"] += 1
+        if not any(mol.HasSubstructMatch(b) for b in tf.blockers):
+            compatible.append((smi, amount))
+    for (smi, _), out in zip(compatible, react(compatible, tf, level, equivalents, stereo)):
         for prod, amt in out.items():
             if stereo == "enumerate" and prod != smi:
                 isomers = stereoisomers(prod)
@@ -488,8 +539,7 @@ def run_step(inputs: list[tuple[str, Fraction]], tf: Transform, level: int, equi
                 pool[prod] += amt
     ranked = [s for s, _ in sorted(pool.items(), key=rank_key)]
     kept = ranked if cap is None else ranked[:cap]
-    counts.update(products=len(ranked), kept=len(kept), byproducts=len(byproducts))
-    return Step(tf.name, dict(pool), ranked, kept, byproducts, counts)
+    return Step(tf.name, dict(pool), ranked, kept)
 
 
 # ---------------------------------------------------------------------------------------
@@ -548,56 +598,47 @@ def phase_of(smiles: str, ph: float) -> str:
 
 @dataclass
 class Workup:
-    crude: dict[str, Fraction]
+    crude: dict[str, float]
     phases: dict[str, str]
     starting: set[str]
     phase: str                 # organic | aqueous | none
     products: list[str]
     selected: str | None
-    purity: Fraction
+    purity: float
 
 
-def work_up(crude: dict[str, Fraction], parent: str | None, ph: float, cap: int) -> Workup:
+def work_up(crude: dict[str, float], parent: str | None, ph: float, cap: int) -> Workup:
     phases = {s: phase_of(s, ph) for s in crude}
     starting = {s for s in crude if parent is not None and flat(s) == flat(parent)}
-    totals = {"organic": Fraction(0), "aqueous": Fraction(0)}
+    totals = {"organic": 0.0, "aqueous": 0.0}
     for s, amt in crude.items():
         if s not in starting:
             totals[phases[s]] += amt
     if not any(totals.values()):
-        return Workup(crude, phases, starting, "none", [], None, Fraction(0))
+        return Workup(crude, phases, starting, "none", [], None, 0.0)
     phase = "aqueous" if totals["aqueous"] > totals["organic"] else "organic"
     ranked = [s for s, _ in sorted(((s, a) for s, a in crude.items() if phases[s] == phase and s not in starting),
                                    key=rank_key)]
     products = ranked[:cap]
     selected = products[0]
-    everything = sum((a for s, a in crude.items() if phases[s] == phase), Fraction(0))
+    everything = sum(a for s, a in crude.items() if phases[s] == phase)
     return Workup(crude, phases, starting, phase, products, selected, 100 * crude[selected] / everything)
 
 
 # ---------------------------------------------------------------------------------------
 # Stage 5: descriptors of the top product
-def morgan_bits(mol: Chem.Mol, radius: int) -> list[int]:
-    gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=FP_SIZE)
-    return list(gen.GetFingerprint(mol).GetOnBits())
-
-
-def describe(smiles: str, radius: int, ph: float) -> dict[str, Any]:
+def describe(smiles: str, ph: float) -> dict[str, Any]:
     mol = Chem.MolFromSmiles(smiles)
     return {
         "mw": round(Descriptors.MolWt(mol), 6),
         "logp": round(Crippen.MolLogP(mol), 6),
         "tpsa": round(rdMolDescriptors.CalcTPSA(mol, includeSandP=True), 6),
-        "hba": int(rdMolDescriptors.CalcNumLipinskiHBA(mol)),
-        "hbd": int(rdMolDescriptors.CalcNumLipinskiHBD(mol)),
         "qed": round(qed_of(smiles), 6),
-        "fp_on": len(morgan_bits(mol, radius)),
         "charge": int(ionisation(mol, ph)[0]),
     }
 
 
-EMPTY_DESCRIPTORS: dict[str, Any] = {"mw": 0.0, "logp": 0.0, "tpsa": 0.0, "hba": 0, "hbd": 0, "qed": 0.0,
-                                     "fp_on": 0, "charge": 0}
+EMPTY_DESCRIPTORS: dict[str, Any] = {"mw": 0.0, "logp": 0.0, "tpsa": 0.0, "qed": 0.0, "charge": 0}
 
 
 # ---------------------------------------------------------------------------------------
@@ -645,7 +686,7 @@ def trace(p: dict[str, Any]) -> dict[str, Any]:
     cap = int(p["max_products"])
     std = standardise(record, stereo)
     parent = std["standardised"]
-    current: list[tuple[str, Fraction]] = [(parent, Fraction(100))] if parent else []
+    current: list[tuple[str, float]] = [(parent, 100.0)] if parent else []
     steps = []
     names = ROUTES[route]
     for i, name in enumerate(names):
@@ -668,12 +709,13 @@ def outputs(t: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
         "selected": [w.selected] if w.selected else [],
         "phase": w.phase,
         "n_species": len(w.crude),
-        "crude_pct": round(float(sum(w.crude.values(), Fraction(0))), 6),
+        "crude_pct": round(float(sum(w.crude.values())), 6),
         "yield_pct": round(float(w.crude[w.selected]), 6) if w.selected else 0.0,
         "purity_pct": round(float(w.purity), 6),
+        "product_yields_pct": [round(float(w.crude[s]), 6) for s in w.products],
+        "recovered_pct": round(float(sum(a for s, a in w.crude.items() if s in w.starting)), 6),
     }
-    out.update(describe(w.selected, int(p["fingerprint_radius"]), float(p["workup_ph"])) if w.selected
-               else EMPTY_DESCRIPTORS)
+    out.update(describe(w.selected, float(p["workup_ph"])) if w.selected else EMPTY_DESCRIPTORS)
     kept = t["isolated"]
     total = float(sum(kept.values()))
     isolated = kept[w.selected] if w.selected else 0.0

@@ -140,7 +140,17 @@ WRONG: dict[str, list[tuple[str, list[Edit]]]] = {
         # The unreacted share of an incomplete round is lost instead of carried on
         # (yields and crude totals drop; recovered starting material disappears).
         ("unreacted_share_lost", [
-            ("            done[smi] += amt * (1 - conv)\n", ""),
+            ("                finished[smi] += amt - reacted\n", ""),
+        ]),
+        # Every site of a class alike, crowded or open: conversions of crowded sites too
+        # high, regioisomers in equal shares.
+        ("every_site_alike", [
+            ("    return 2.0 / (1 + crowding(mol, atom))\n", "    return 1.0\n"),
+        ]),
+        # The reagent never runs short: every round at the full equivalents (later
+        # rounds convert too much wherever a molecule reacts twice).
+        ("reagent_never_runs_out", [
+            ("        reagent -= used / 100.0\n", ""),
         ]),
         # The cap applied after the last step too, before the work-up: the minor
         # molecules never reach the work-up (crude counts, purity, sometimes the phase).
@@ -167,8 +177,8 @@ WRONG: dict[str, list[tuple[str, list[Edit]]]] = {
         # Purity among the products only: recovered starting material in the kept
         # phase is not counted as an impurity.
         ("purity_without_starting_material", [
-            ("    everything = sum((a for s, a in crude.items() if phases[s] == phase), Fraction(0))\n",
-             "    everything = sum((a for s, a in crude.items() if phases[s] == phase and s not in starting), Fraction(0))\n"),
+            ("    everything = sum(a for s, a in crude.items() if phases[s] == phase)\n",
+             "    everything = sum(a for s, a in crude.items() if phases[s] == phase and s not in starting)\n"),
         ]),
         # The isolation's neutral share from the most ionised group alone instead of
         # every group independently: the same for molecules with one ionisable group,

@@ -8,7 +8,7 @@ the site classes of a transformation react from a temperature on, most reactive 
 one site per equivalent, each step going to completion (no unreacted share); regioisomers in
 equal amounts; the crude mixture ranked by amount; the work-up by textbook pKa values
 (carboxylic acids 4.8, aliphatic amines 10.6) with every neutral molecule in the organic
-phase; RDKit's default descriptors (CalcNumHBA/HBD, TPSA of N and O only).
+phase; RDKit's default TPSA (N and O only).
 """
 from __future__ import annotations
 
@@ -20,8 +20,7 @@ from fractions import Fraction
 from typing import Any
 
 from rdkit import Chem, RDLogger
-from rdkit.Chem import (QED, Crippen, Descriptors, EnumerateStereoisomers, rdChemReactions,
-                        rdFingerprintGenerator, rdMolDescriptors)
+from rdkit.Chem import QED, Crippen, Descriptors, EnumerateStereoisomers, rdChemReactions, rdMolDescriptors
 from rdkit.Chem.MolStandardize import rdMolStandardize
 
 RDLogger.DisableLog("rdApp.*")
@@ -231,7 +230,6 @@ ROUTES = {
 
 BYPRODUCT_MAX_HEAVY = 4        # fragments with at most this many heavy atoms are by-products
 RANK_DECIMALS = 4              # yields (percent) and QED are compared at this precision when ranking
-FP_SIZE = 1024
 
 # Work-up: ionisable groups and their pKa. An acid is ionised (-1) when the pH is above
 # its pKa, a base protonated (+1) when the pH is below it. A molecule with any ionised
@@ -539,27 +537,18 @@ def work_up(crude: dict[str, Fraction], parent: str | None, ph: float, cap: int)
 
 # ---------------------------------------------------------------------------------------
 # Stage 5: descriptors of the top product
-def morgan_bits(mol: Chem.Mol, radius: int) -> list[int]:
-    gen = rdFingerprintGenerator.GetMorganGenerator(radius=radius, fpSize=FP_SIZE)
-    return list(gen.GetFingerprint(mol).GetOnBits())
-
-
-def describe(smiles: str, radius: int, ph: float) -> dict[str, Any]:
+def describe(smiles: str, ph: float) -> dict[str, Any]:
     mol = Chem.MolFromSmiles(smiles)
     return {
         "mw": round(Descriptors.MolWt(mol), 6),
         "logp": round(Crippen.MolLogP(mol), 6),
         "tpsa": round(rdMolDescriptors.CalcTPSA(mol), 6),
-        "hba": int(rdMolDescriptors.CalcNumHBA(mol)),
-        "hbd": int(rdMolDescriptors.CalcNumHBD(mol)),
         "qed": round(qed_of(smiles), 6),
-        "fp_on": len(morgan_bits(mol, radius)),
         "charge": int(ionisation(mol, ph)[0]),
     }
 
 
-EMPTY_DESCRIPTORS: dict[str, Any] = {"mw": 0.0, "logp": 0.0, "tpsa": 0.0, "hba": 0, "hbd": 0, "qed": 0.0,
-                                     "fp_on": 0, "charge": 0}
+EMPTY_DESCRIPTORS: dict[str, Any] = {"mw": 0.0, "logp": 0.0, "tpsa": 0.0, "qed": 0.0, "charge": 0}
 
 
 # ---------------------------------------------------------------------------------------
@@ -603,9 +592,10 @@ def outputs(t: dict[str, Any], p: dict[str, Any]) -> dict[str, Any]:
         "crude_pct": round(float(sum(w.crude.values(), Fraction(0))), 6),
         "yield_pct": round(float(w.crude[w.selected]), 6) if w.selected else 0.0,
         "purity_pct": round(float(w.purity), 6),
+        "product_yields_pct": [round(float(w.crude[s]), 6) for s in w.products],
+        "recovered_pct": round(float(sum((a for s, a in w.crude.items() if s in w.starting), Fraction(0))), 6),
     }
-    out.update(describe(w.selected, int(p["fingerprint_radius"]), float(p["workup_ph"])) if w.selected
-               else EMPTY_DESCRIPTORS)
+    out.update(describe(w.selected, float(p["workup_ph"])) if w.selected else EMPTY_DESCRIPTORS)
     return _with_isolation(out, w.crude, w.phase, w.selected, float(p["workup_ph"]), extractions=1, dominant=True)
 
 

@@ -7,8 +7,8 @@ a step cannot transform is not a product of that step, every product of every ou
 kept (by-products included) in equal amounts, products are RDKit canonical SMILES sorted
 alphabetically, the first ones are carried forward and the first one is the route's
 product. The work-up is taken as a plain extraction into the organic phase that loses
-nothing. Descriptors are RDKit's defaults (CalcNumHBA/HBD, TPSA of N and O, Morgan 2048
-bits), and the charge is the product's own formal charge.
+nothing. Descriptors are RDKit's defaults (TPSA of N and O), no starting material is recovered,
+and the charge is the product's own formal charge.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import sys
 
 from rdkit import Chem, RDLogger
 from rdkit.Chem import QED, Crippen, Descriptors, EnumerateStereoisomers, rdChemReactions
-from rdkit.Chem import rdFingerprintGenerator, rdMolDescriptors
+from rdkit.Chem import rdMolDescriptors
 
 RDLogger.DisableLog("rdApp.*")
 
@@ -111,15 +111,14 @@ def solve(p):
     share = round(100.0 / n_species, 6) if n_species else 0.0
     out = {"products": current, "n_products": len(current), "selected": current[:1],
            "phase": "organic" if current else "none", "n_species": n_species,
-           "crude_pct": 100.0 if current else 0.0, "yield_pct": share, "purity_pct": share}
+           "crude_pct": 100.0 if current else 0.0, "yield_pct": share, "purity_pct": share,
+           "product_yields_pct": [share] * len(current), "recovered_pct": 0.0}
     if not current:
-        out.update(mw=0.0, logp=0.0, tpsa=0.0, hba=0, hbd=0, qed=0.0, fp_on=0, charge=0)
+        out.update(mw=0.0, logp=0.0, tpsa=0.0, qed=0.0, charge=0)
         return _with_isolation(out, {}, "none", None, float(p["workup_ph"]))
     m = Chem.MolFromSmiles(current[0])
-    gen = rdFingerprintGenerator.GetMorganGenerator(radius=int(p["fingerprint_radius"]), fpSize=2048)
     out.update(mw=Descriptors.MolWt(m), logp=Crippen.MolLogP(m), tpsa=rdMolDescriptors.CalcTPSA(m),
-               hba=rdMolDescriptors.CalcNumHBA(m), hbd=rdMolDescriptors.CalcNumHBD(m),
-               qed=QED.qed(m), fp_on=gen.GetFingerprint(m).GetNumOnBits(), charge=Chem.GetFormalCharge(m))
+               qed=QED.qed(m), charge=Chem.GetFormalCharge(m))
     pool = {s: 100.0 / n_species for s in current}
     return _with_isolation(out, pool, "organic", current[0], float(p["workup_ph"]), extractions=1, ionise=False)
 
