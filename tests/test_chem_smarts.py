@@ -7,6 +7,7 @@ import math
 import random
 import subprocess
 import sys
+import types
 from collections import Counter
 from pathlib import Path
 
@@ -252,6 +253,23 @@ def test_tolerances_admit_another_form_of_the_kinetics_and_reject_near_misses(
     with monkeypatch.context() as m:   # every site alike
         m.setattr(ref, "site_factor", lambda mol, atom: 1.0)
         assert {"yield_pct", "product_yields_pct", "recovered_pct"} <= failing()
+    with monkeypatch.context() as m:   # every match of a template a site of its own
+        matches = itertools.count()
+        site_atom, site_factor = ref.site_atom, ref.site_factor
+        m.setattr(ref, "site_atom", lambda product: (site_atom(product), next(matches)))
+        m.setattr(ref, "site_factor", lambda mol, site: site_factor(mol, site[0]))
+        assert {"yield_pct", "product_yields_pct", "recovered_pct"} <= failing()
+    # the reagent never runs short: the reference's source without its one line of
+    # accounting, run as a module of its own
+    source = Path(ref.__file__).read_text(encoding="utf-8")
+    line = "        reagent -= used / 100.0\n"
+    assert source.count(line) == 1
+    variant = types.ModuleType("chem_reference_reagent_never_runs_out")
+    monkeypatch.setitem(sys.modules, variant.__name__, variant)
+    exec(compile(source.replace(line, ""), variant.__name__, "exec"), variant.__dict__)
+    wrong = {k for p, want in zip(scenarios, truths) for k in AMOUNTS
+             if not compare.within(sp[k], variant.solve({"parameters": p})[k], want[k])}
+    assert {"yield_pct", "product_yields_pct"} <= wrong
 
 
 def test_stereo_modes_and_ranking() -> None:
