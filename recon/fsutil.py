@@ -127,3 +127,22 @@ def write_private(path: Path, doc: Any, *, compact: bool = False) -> bool:
         return True
     except OSError:
         return False
+
+
+def write_json_gz(path: Path, doc: Any) -> None:
+    """``doc`` as canonical JSON, gzipped without a timestamp (the same document makes the
+    same bytes), written atomically: a file shipped in the package and kept in git."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with open(tmp, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0) as fh:
+        fh.write(canonjson.dumps_compact(doc).encode("utf-8"))
+    os.replace(tmp, path)
+
+
+def read_json_gz(path: Path) -> Any:
+    """What :func:`write_json_gz` wrote, or None when missing or unreadable."""
+    try:
+        with gzip.open(path, "rb") as fh:
+            return canonjson.loads(fh.read().decode("utf-8"))
+    except (OSError, ValueError, EOFError, UnicodeDecodeError, ReconError):
+        return None

@@ -17,6 +17,7 @@ import dataclasses
 import datetime as _dt
 import hashlib
 import importlib
+import importlib.metadata
 import json
 import os
 import secrets
@@ -33,7 +34,7 @@ from . import canonjson, compare
 from ._version import __version__
 from .checks import CHECKS, MAX_SOURCE_BYTES, GradingContext, Graded, Outcome
 from .errors import TaskError
-from .fsutil import read_private, write_private
+from .fsutil import read_json_gz, read_private, write_json_gz, write_private
 from .ladder import Ladder, load_ladder, score
 from .oracle import Oracle
 from .registry import Registry
@@ -179,6 +180,110 @@ class RunBudget:
                 self.slowest = max(self.slowest, res.seconds)
 
 
+def encode_run(r: RunResult, scenario: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A clean run as a kept file holds it (with the scenario it ran on, when known: its
+    id and parameters, from which the oracle makes the document and inputs again)."""
+    return {"exit_code": r.exit_code, "stdout": base64.b64encode(r.stdout).decode("ascii"),
+            "stderr_tail": r.stderr_tail, "seconds": round(r.seconds, 6),
+            "cpu_seconds": None if r.cpu_seconds is None else round(r.cpu_seconds, 6),
+            **({"scenario": scenario} if scenario is not None else {})}
+
+
+def decode_run(r: Any) -> RunResult | None:
+    """:func:`encode_run`'s inverse; None for anything else."""
+    try:
+        return RunResult(exit_code=r["exit_code"], stdout=base64.b64decode(r["stdout"], validate=True),
+                         stderr_tail=str(r["stderr_tail"]), seconds=float(r["seconds"]),
+                         cpu_seconds=None if r.get("cpu_seconds") is None else float(r["cpu_seconds"]))
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+        return None
+
+
+def library_versions(oracle: Oracle) -> dict[str, str]:
+    """The Python and library versions a program's output may depend on: numpy's and
+    those of the oracle's toolkit and requirements, as installed here."""
+    out = {"python": f"{sys.version_info.major}.{sys.version_info.minor}"}
+    for dist in sorted({"numpy", *oracle.dependencies}):
+        try:
+            out[dist] = importlib.metadata.version(dist)
+        except importlib.metadata.PackageNotFoundError:
+            out[dist] = "not installed"
+    return out
+
+
+class ShippedRuns:
+    """Runs an oracle ships beside its module (``kept/runs.json.gz``): its revealed
+    programs' runs on the scenarios every build of it draws alike, whatever the secret --
+    the public candidates and the revealing draws of stress selection -- so that a first
+    build runs only what its secret decides. Keyed as :class:`RunMemo` keys them (the
+    program's content, the scenario's document and inputs' content); used only when made
+    under the same limits, the same recon and the same library versions
+    (:func:`library_versions`) as here: a program's output may change with numpy's. The
+    file holds no hidden scenario of any task: the secret that chose its build's hidden
+    candidates is thrown away, and a run is found only by a scenario with the same
+    content. ``tests/catalog/keep_runs.py`` writes the built-ins' and a test checks they
+    are current."""
+
+    FORMAT = 1
+    PATH = Path("kept") / "runs.json.gz"
+
+    def __init__(self, path: Path, ident: dict[str, Any]) -> None:
+        self.path = path
+        self.ident = ident
+        self._doc: dict[str, Any] | None = None
+        self._lock = threading.Lock()
+
+    @classmethod
+    def path_of(cls, oracle: Oracle) -> Path:
+        return Path(oracle.source_file).resolve().parent / cls.PATH
+
+    @classmethod
+    def identity(cls, oracle: Oracle, limits: Limits) -> dict[str, Any]:
+        return {"format": cls.FORMAT, "recon": __version__, "oracle": oracle.name, "limits": limits.to_json(),
+                "libraries": library_versions(oracle)}
+
+    @classmethod
+    def of(cls, oracle: Oracle, limits: Limits) -> "ShippedRuns | None":
+        """The runs ``oracle`` ships, if it ships any."""
+        path = cls.path_of(oracle)
+        return cls(path, cls.identity(oracle, limits)) if path.is_file() else None
+
+    def document(self) -> dict[str, Any]:
+        """The whole file, read once ({} when unreadable)."""
+        with self._lock:
+            if self._doc is None:
+                doc = read_json_gz(self.path)
+                self._doc = doc if isinstance(doc, dict) else {}
+            return self._doc
+
+    def mismatch(self) -> str | None:
+        """Why the shipped runs do not apply here (None: they do)."""
+        kept = self.document().get("ident")
+        if not isinstance(kept, dict):
+            return f"{self.path} is unreadable"
+        diff = sorted(k for k in set(kept) | set(self.ident) if kept.get(k) != self.ident.get(k))
+        if not diff:
+            return None
+        if diff == ["libraries"]:
+            lib = sorted(n for n in set(kept["libraries"]) | set(self.ident["libraries"])
+                         if kept["libraries"].get(n) != self.ident["libraries"].get(n))
+            return "made with " + ", ".join(f"{n} {kept['libraries'].get(n, '-')} (here {self.ident['libraries'].get(n, '-')})"
+                                            for n in lib)
+        return "made under another " + ", ".join(diff)
+
+    def runs(self, program: str) -> dict[str, Any]:
+        """scenario key -> encoded run of ``program`` (a workspace digest); {} when they do not apply."""
+        if self.mismatch() is not None:
+            return {}
+        got = self.document().get("runs", {}).get(program)
+        return got if isinstance(got, dict) else {}
+
+    @staticmethod
+    def write(path: Path, ident: dict[str, Any], runs: dict[str, dict[str, Any]], **meta: Any) -> None:
+        """Write the file (canonical JSON, gzip without a timestamp: the same runs make the same bytes)."""
+        write_json_gz(path, {"ident": ident, **meta, "runs": runs})
+
+
 class RunMemo:
     """The runs of an author's own programs, kept by what decides their result: the
     workspace's content (:func:`tree_digest` of its snapshot) and the scenario (its
@@ -189,28 +294,41 @@ class RunMemo:
 
     :meth:`kept` opens one that also keeps its runs across processes, in
     ``$RECON_HOME/cache/runs`` (a folder private to the user: the outputs are close to the
-    hidden truth), one file per program and context (the runtime, the limits, recon's
-    version): a second ``recon validate`` or ``recon audit`` of the same task, or one after
-    a rebuild that changed only the instruction, runs none of them again. A kept file that
-    cannot be read is empty; one that cannot be written is not."""
+    hidden truth), one file per program and context (the limits, recon's version; not the
+    runtime: a clean exit's output is the program's, whichever sandbox ran it, so a
+    ``validate --runtime local`` takes the runs an audit made under bubblewrap): a second ``recon validate``
+    or ``recon audit`` of the same task, or one after a rebuild that changed only the
+    instruction, runs none of them again. A kept file that cannot be read is empty; one
+    that cannot be written is not.
+
+    ``shipped``: runs kept with the oracle itself (:class:`ShippedRuns`), consulted after
+    the user's own; they count as kept runs."""
 
     FORMAT = 1
 
-    def __init__(self, folder: Path | None = None, context: dict[str, Any] | None = None) -> None:
+    def __init__(self, folder: Path | None = None, context: dict[str, Any] | None = None,
+                 shipped: ShippedRuns | None = None) -> None:
         self._runs: dict[tuple[str, str], RunResult] = {}
         self._lock = threading.Lock()
         self.hits = 0
         self.kept_hits = 0     # of those, runs kept by an earlier process
+        self.shipped_hits = 0  # ... of those, runs shipped with the oracle
         self.folder = folder
+        self.shipped = shipped
         self.context = canonjson.dumps_compact({"format": self.FORMAT, "recon": __version__, **(context or {})})
         self._loaded: set[str] = set()
         self._from_disk: set[tuple[str, str]] = set()
+        self._from_ship: set[tuple[str, str]] = set()
+        self._about: dict[tuple[str, str], dict[str, Any]] = {}   # key -> the scenario run on, when known
         self._new: set[str] = set()   # programs with runs not yet written
 
     @classmethod
-    def kept(cls, runtime: Runtime, limits: Limits) -> "RunMemo":
-        """A memo whose runs outlive the process (see the class docstring)."""
-        return cls(recon_home() / "cache" / "runs", {"runtime": runtime.name, "limits": limits.to_json()})
+    def kept(cls, limits: Limits, oracle: Oracle | None = None) -> "RunMemo":
+        """A memo whose runs outlive the process (see the class docstring); with
+        ``oracle``, the runs shipped with it (when made under these limits, this recon and
+        the library versions installed here) are kept runs too."""
+        shipped = ShippedRuns.of(oracle, limits) if oracle is not None else None
+        return cls(recon_home() / "cache" / "runs", {"limits": limits.to_json()}, shipped)
 
     @staticmethod
     def scenario_key(g: Graded) -> str:
@@ -233,15 +351,27 @@ class RunMemo:
         if self.folder is None or program in self._loaded:
             return
         self._loaded.add(program)
-        try:
-            for sk, r in self._kept(self.folder, program).items():
+        for kept, tag in ((self._kept(self.folder, program), None),
+                          (self.shipped.runs(program) if self.shipped is not None else {}, self._from_ship)):
+            for sk, r in kept.items():
                 key = (program, sk)
-                self._runs.setdefault(key, RunResult(exit_code=r["exit_code"], stdout=base64.b64decode(r["stdout"]),
-                                                     stderr_tail=r["stderr_tail"], seconds=float(r["seconds"]),
-                                                     cpu_seconds=r.get("cpu_seconds")))
+                run = decode_run(r)
+                if run is None or key in self._runs:
+                    continue   # unreadable, or the user's own run first
+                self._runs[key] = run
                 self._from_disk.add(key)
-        except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
-            pass   # unreadable: nothing kept
+                if isinstance(r.get("scenario"), dict):
+                    self._about[key] = r["scenario"]
+                if tag is not None:
+                    tag.add(key)
+
+    def stored(self, program: str) -> dict[str, Any]:
+        """scenario key -> encoded run of every run of ``program`` this memo holds, kept
+        ones included (shipped ones not)."""
+        with self._lock:
+            self._load(program)
+            return {sk: encode_run(r, self._about.get((p, sk))) for (p, sk), r in sorted(self._runs.items())
+                    if p == program and (p, sk) not in self._from_ship}
 
     def _kept(self, folder: Path, program: str) -> dict[str, Any]:
         """The runs of ``program`` kept in ``folder`` under this memo's context."""
@@ -256,6 +386,7 @@ class RunMemo:
             if kept is not None:
                 self.hits += 1
                 self.kept_hits += key in self._from_disk
+                self.shipped_hits += key in self._from_ship
             return kept
 
     def run(self, key: tuple[str, str], start: Callable[[], RunResult]) -> RunResult:
@@ -267,11 +398,13 @@ class RunMemo:
         self.put(key, res)
         return res
 
-    def put(self, key: tuple[str, str], res: RunResult) -> None:
-        """Keep ``res`` for ``key`` when the run was clean."""
+    def put(self, key: tuple[str, str], res: RunResult, scenario: Scenario | None = None) -> None:
+        """Keep ``res`` for ``key`` when the run was clean (and the ``scenario`` it ran on)."""
         if res.failure() is None:
             with self._lock:
                 self._runs[key] = res
+                if scenario is not None:
+                    self._about[key] = {"id": scenario.id, "parameters": scenario.parameters}
                 self._new.add(key[0])
 
     def save(self) -> None:
@@ -284,11 +417,8 @@ class RunMemo:
             todo, self._new = self._new, set()
             runs = dict(self._runs)
         for program in sorted(todo):
-            mine = {sk: {"exit_code": r.exit_code, "stdout": base64.b64encode(r.stdout).decode("ascii"),
-                         "stderr_tail": r.stderr_tail,
-                         "seconds": round(r.seconds, 6),
-                         "cpu_seconds": None if r.cpu_seconds is None else round(r.cpu_seconds, 6)}
-                    for (p, sk), r in sorted(runs.items()) if p == program}
+            mine = {sk: encode_run(r, self._about.get((p, sk))) for (p, sk), r in sorted(runs.items())
+                    if p == program and (p, sk) not in self._from_ship}
             write_private(self._file(folder, program),
                           {"ident": self.context, "runs": {**self._kept(folder, program), **mine}}, compact=True)
 

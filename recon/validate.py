@@ -517,7 +517,7 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
         # one that reaches 1.0 means the instruction gives the recipe away. Their probes are
         # the fairness audit's first draw, and their runs are kept for it (memo): the audit
         # runs each of them only on what the gradings did not.
-        memo = RunMemo.kept(rt, task.limits)
+        memo = RunMemo.kept(task.limits, oracle)
         for b in grade_baselines(task, oracle, runtime=rt, registry=reg, probe_cache=probes, nonce=DEFAULT_NONCES[0],
                                  memo=memo):
             add(ValidationRow(f"baseline {b.name}", "< 1.0", b.reward, b.passed, f"rung {b.rung}; {b.detail}"))

@@ -7,6 +7,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,7 +19,8 @@ from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE, reveal_draw_
 from recon.sweep import SweepSpec, probe_scenarios
 from recon.grader import RunMemo, grade, run_outcomes
 from recon.runtimes import get_runtime
-from recon.runtimes.bwrap import bwrap_available
+from recon.runtimes.bwrap import BwrapRuntime, bwrap_available
+from recon.runtimes.local import LocalRuntime
 from recon.runtimes.base import RunResult
 from recon.validate import detectable_rate, power_row
 from recon.task import load_task
@@ -257,15 +259,25 @@ def test_a_rebuild_with_another_secret_or_one_more_program_reruns_only_what_is_n
 
 def test_the_revealed_programs_run_in_the_runtime_the_build_names(registry: Registry, tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """``runtime`` names where the revealed programs run: their kept runs say so, and a
-    rebuild in that runtime takes them."""
+    """``runtime`` names where the revealed programs run (every session they run in is that
+    runtime's), and their runs are kept for a rebuild whichever runtime it names: a clean
+    exit prints the same in either."""
     monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
     rare = _wrong(tmp_path, "rare", 'p["a"] > 3.6')
-    common = {"n_public": 4, "n_hidden": 10, "probes": 2, "select": "stress", "reveal": [rare], "runtime": "local"}
-    first = build_task(registry, "tiny_series", tmp_path / "a", secret="s-a", **common).path
-    kept = list((tmp_path / "home" / "cache" / "runs").glob("*.json"))
-    assert kept and all(json.loads(canonjson.read(f)["ident"])["runtime"] == "local" for f in kept)
-    again = build_task(registry, "tiny_series", tmp_path / "b", secret="s-b", **common).path
+    opened: list[str] = []
+    for cls in (LocalRuntime, BwrapRuntime):
+        def spy(self: Any, *args: Any, _session: Any = cls.session, **kwargs: Any) -> Any:
+            opened.append(self.name)
+            return _session(self, *args, **kwargs)
+        monkeypatch.setattr(cls, "session", spy)
+    common = {"n_public": 4, "n_hidden": 10, "probes": 2, "select": "stress", "reveal": [rare]}
+    first = build_task(registry, "tiny_series", tmp_path / "a", secret="s-a", runtime="local", **common).path
+    assert opened and set(opened) == {"local"}
+    assert list((tmp_path / "home" / "cache" / "runs").glob("*.json"))
+    other = "bwrap" if bwrap_available() else "local"
+    opened.clear()
+    again = build_task(registry, "tiny_series", tmp_path / "b", secret="s-b", runtime=other, **common).path
+    assert set(opened) <= {other}
     assert canonjson.read(again / "tests" / "selection.json")["program_runs_kept"] >= 2 * REVEAL_GRADINGS
     assert canonjson.read(first / "tests" / "selection.json")["revealed"] == [f"{rare}: count"]
 
@@ -469,27 +481,27 @@ def test_a_kept_run_memo_serves_the_next_process(registry: Registry, tmp_path: P
     ws = baseline_workspace(task, task.root / "solution", tmp_path / "ws")
     rt = get_runtime("local")
     audit = {"runtime": rt, "registry": registry, "nonces": ["n1", "n2"], "pool_size": 0}
-    first = RunMemo.kept(rt, task.limits)
+    first = RunMemo.kept(task.limits)
     report = audit_programs(task, [("reference", ws)], memo=first, **audit).to_json()
     assert first.hits == 0
     first.save()
     folder = tmp_path / "home" / "cache" / "runs"
     assert (folder.stat().st_mode & 0o777) == 0o700 and len(list(folder.iterdir())) == 1
-    again = RunMemo.kept(rt, task.limits)
+    again = RunMemo.kept(task.limits)
     assert audit_programs(task, [("reference", ws)], memo=again, **audit).to_json() == report
     assert again.kept_hits == again.hits == 6 + 2 * 2   # the graded runs (it passes them: no public one)
     # other limits are another context; a changed program another workspace
-    other = RunMemo.kept(rt, dataclasses.replace(task.limits, wall=task.limits.wall + 1))
+    other = RunMemo.kept(dataclasses.replace(task.limits, wall=task.limits.wall + 1))
     audit_programs(task, [("reference", ws)], memo=other, **audit)
     assert other.hits == 0
     (ws / "note.txt").write_text("changed")
-    changed = RunMemo.kept(rt, task.limits)
+    changed = RunMemo.kept(task.limits)
     audit_programs(task, [("reference", ws)], memo=changed, **audit)
     assert changed.hits == 0
     # an unreadable kept file is empty, never an error
     for f in folder.iterdir():
         f.write_text("{not json")
-    broken = RunMemo.kept(rt, task.limits)
+    broken = RunMemo.kept(task.limits)
     (ws / "note.txt").unlink()
     assert audit_programs(task, [("reference", ws)], memo=broken, **audit).to_json() == report
     assert broken.hits == 0
@@ -519,14 +531,14 @@ def test_an_audited_program_cannot_plant_or_read_kept_runs(registry: Registry, t
     (ws / "reconstruct.py").write_text(attack + REFERENCE)
     rt = get_runtime(runtime)
     audit = {"runtime": rt, "registry": registry, "nonces": ["n1"], "pool_size": 0}
-    first = RunMemo.kept(rt, task.limits)
+    first = RunMemo.kept(task.limits)
     report = audit_programs(task, [("hostile", ws)], memo=first, **audit)
     assert not any(f.graded_failed or f.public_failed for f in report.programs[0].fields.values())
     first.save()
     assert [p.name for p in folder.iterdir()] == [p.name for p in folder.glob("*.json")]
     assert not (folder / "planted.json").exists() and len(list(folder.iterdir())) == 1
     # the second audit reads only what the first kept (its own runs, every one of them)
-    again = RunMemo.kept(rt, task.limits)
+    again = RunMemo.kept(task.limits)
     assert audit_programs(task, [("hostile", ws)], memo=again, **audit).to_json() == report.to_json()
     assert again.kept_hits == 6 + 2 and not (folder / "planted.json").exists()
 

@@ -29,6 +29,9 @@ def test_wheel_contents(wheel: Path) -> None:
         assert f"recon/artifacts/{name}/reference.py" in names
     for required in ("recon/py.typed", "recon/ladders/six_rung.toml", "recon/templates/feedback_main.py", "recon/compare.py"):
         assert required in names
+    # what built-ins ship of their builds' work (kept/): a first build's shortcut
+    kept = sorted(p.relative_to(ROOT / "artifacts").as_posix() for p in (ROOT / "artifacts").glob("*/kept/*.json.gz"))
+    assert kept and all(f"recon/artifacts/{k}" in names for k in kept)
     assert not any(n.startswith(("tests/", "examples/")) for n in names)
 
 

@@ -9,7 +9,7 @@ from .. import canonjson
 from .._harborjobs import load_trials
 from ..audit import DEFAULT_NONCES, DEFAULT_POOL, audit_programs
 from ..errors import UsageError, ValidationFailed
-from ..grader import RunMemo
+from ..grader import RunMemo, resolve_oracle
 from ..runtimes import RUNTIME_NAMES, get_runtime
 from ..task import load_task
 from ._common import info, load_registry, plugin_option, quiet_option
@@ -72,7 +72,7 @@ def audit_cmd(task_dir: Path, programs: tuple[Path, ...], jobs: tuple[Path, ...]
     registry = load_registry(plugins) if plugins else None
     # the programs' runs are kept for the next audit or validate of the same task (by the
     # programs' and the scenarios' content: another program, or a rebuilt task, runs again)
-    memo = RunMemo.kept(rt, task.limits)
+    memo = RunMemo.kept(task.limits, resolve_oracle(task, registry))
     report = audit_programs(task, found, runtime=rt, registry=registry,
                             nonces=[f"audit-{i + 1}" for i in range(nonces)], pool_size=pool_size,
                             log=lambda msg: info(msg, quiet or as_json), memo=memo)

@@ -6,7 +6,8 @@
   run takes their results from the reference's recorded calls);
 - :mod:`.worker`: long-lived worker processes that import the toolkit once and run
   mutants under time limits;
-- :mod:`.store`: verdicts kept across analyses of the same reference (``$RECON_HOME/cache``);
+- :mod:`.store`: verdicts kept across analyses of the same reference (``$RECON_HOME/cache``, and
+  those an oracle ships in ``kept/``);
 - :mod:`.engine`: the :class:`Engine` that ties scenarios, mutants and verdicts together;
 - :mod:`.selection`: how a build picks its public and hidden scenarios (``random``, or
   ``stress``: by the mutants they kill);

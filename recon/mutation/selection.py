@@ -56,7 +56,7 @@ from .._version import __version__
 from ..axes import Axis, Choice, Float, Int, Seed
 from ..errors import ReconError, SpecError
 from ..fsutil import write_private
-from ..grader import RunMemo
+from ..grader import RunMemo, ShippedRuns
 from ..oracle import Oracle
 from ..runtimes import get_runtime
 from ..runtimes.base import Limits, Runtime, SessionPool
@@ -69,7 +69,7 @@ from .pool import prepare_workspace
 from .store import VerdictStore
 from .worker import CONTRACT
 
-__all__ = ["select_scenarios", "stress_selection", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
+__all__ = ["select_scenarios", "stress_selection", "reveal_limits", "reveal_programs", "ship_kept", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
            "cover_choices",
            "HIDDEN_FACTOR", "PUBLIC_FACTOR"]
 
@@ -107,6 +107,11 @@ def reveal_draw_key(spec: SweepSpec) -> bytes:
     return hashlib.sha256(b"recon-reveal-draws\0" + str(spec.seed).encode("ascii")).digest()
 
 
+def reveal_limits(oracle: Oracle) -> Limits:
+    """The limits revealed programs run under at build time (their kept runs are keyed by them)."""
+    return Limits(wall=float(oracle.timeout), cpu=int(max(oracle.timeout * 2, 10)))
+
+
 def reveal_programs(oracle: Oracle, spec: SweepSpec) -> list[tuple[str, Path]]:
     """The programs a spec's ``reveal`` names: ``baselines`` and ``independent`` (the
     oracle's own), and program paths."""
@@ -122,6 +127,30 @@ def reveal_programs(oracle: Oracle, spec: SweepSpec) -> list[tuple[str, Path]]:
                                  hint="name a reconstruct.py or its folder, relative to the spec")
             out.append((item, Path(item)))
     return out
+
+
+def ship_kept(oracle: Oracle, spec: SweepSpec, reveal: Sequence[Path] = ()) -> tuple[int, int]:
+    """Write what ``oracle`` ships of its builds' work, from what ``$RECON_HOME`` keeps of
+    them: ``kept/runs.json.gz`` (the runs of the programs ``spec`` reveals, and of
+    ``reveal``; :class:`recon.grader.ShippedRuns`) and ``kept/verdicts.json.gz`` (its
+    mutants' verdicts; :class:`~recon.mutation.store.VerdictStore`), beside its module.
+    Meant for a ``$RECON_HOME`` that one build with a throwaway secret filled
+    (``tests/catalog/keep_runs.py``). Returns how many runs and verdicts were written."""
+    limits = reveal_limits(oracle)
+    memo = RunMemo.kept(limits)
+    runs: dict[str, dict[str, Any]] = {}
+    labels: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="recon-ship-") as scratch:
+        named = [*reveal_programs(oracle, spec), *((str(p), Path(p)) for p in reveal)]
+        for i, (label, path) in enumerate(named):
+            digest = tree_digest(prepare_workspace(path, Path(scratch) / str(i))[0], skip_caches=True)
+            runs[digest] = memo.stored(digest)
+            labels[digest] = label
+    ShippedRuns.write(ShippedRuns.path_of(oracle), ShippedRuns.identity(oracle, limits), runs,
+                      code=oracle.source_digest(), programs=labels)
+    verdicts = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY).write_shipped(VerdictStore.shipped_path(oracle),
+                                                                                    oracle)
+    return sum(len(r) for r in runs.values()), verdicts
 
 
 def select_scenarios(
@@ -213,7 +242,7 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
         "budget": budget, "algorithm": SELECTION_ALGORITHM,
         **({"reveal_budget": spec.reveal_budget} if reveal and spec.reveal_budget else {}),
         "upstream": {name: sorted(ups) for name, ups in sorted(oracle.upstream.items())},
-        "reveal": [tree_digest(p) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
+        "reveal": [tree_digest(p, skip_caches=True) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
 
@@ -616,6 +645,11 @@ def stress_selection(
                   for i, c in enumerate(sorted(chosen_p))]
         targeted = [eng.cases[c].scenario for c in sorted(chosen_h)]
         hidden = [dataclasses.replace(sc, id=f"hidden_{i + 1}") for i, sc in enumerate([*targeted, *hid_random])]
+        shipped_runs = shows.memo.shipped_hits if shows.memo is not None else 0
+        shipped_verdicts = store.shipped_hits if store is not None else 0
+        if shipped_runs or shipped_verdicts:
+            say(f"stress selection: {shipped_runs} program run(s) and {shipped_verdicts} mutant verdict(s) taken from "
+                f"what {oracle.name} ships (kept/)")
         report: dict[str, Any] = {
             "strategy": "stress",
             "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(),
@@ -642,8 +676,10 @@ def stress_selection(
             "pruned_runs": eng.pruned,
             "memoized_runs": eng.memoized,
             "reused_verdicts": eng.reused,
+            "shipped_verdicts": shipped_verdicts,   # of those, shipped with the oracle
             "program_runs": shows.runs,
             "program_runs_kept": shows.kept,   # of those, taken from an earlier build's
+            "program_runs_shipped": shipped_runs,   # ... shipped with the oracle
             "program_runs_not_made": shows.skipped,
             "program_runs_saturated": shows.saturated,   # finding runs of programs that had failed every field
             "budget": budget,
@@ -697,15 +733,18 @@ class _Revealer:
         self.start: float | None = None   # the first run (wall clock)
         self.cpu = 0.0                    # the runs' CPU seconds so far
         self._ids: dict[tuple[str, str], int] = {}
-        self.limits = Limits(wall=float(eng.oracle.timeout), cpu=int(max(eng.oracle.timeout * 2, 10)))
+        self.limits = reveal_limits(eng.oracle)
         # each program runs in warm sessions (one sandboxed interpreter per worker, forked
         # per run): its start and imports are paid once, not on every run
         self._pools: dict[int, SessionPool] = {}
         self._lock = threading.Lock()
         # ``keep``: runs kept across builds by the program's and the scenario's content (the
         # audit's kept runs: RunMemo); a kept run costs the budget nothing
-        self.memo = RunMemo.kept(runtime, self.limits) if keep and runtime is not None and self.programs else None
-        self.kept = 0        # runs taken from earlier builds
+        self.memo = RunMemo.kept(self.limits, eng.oracle) if keep and runtime is not None and self.programs else None
+        if self.memo is not None and self.memo.shipped is not None and self.memo.shipped.mismatch():
+            say(f"stress selection: the runs shipped with {eng.oracle.name} do not apply here "
+                f"({self.memo.shipped.mismatch()}): its programs run on every scenario")
+        self.kept = 0        # runs taken from earlier builds (or shipped with the oracle)
         self._digests: dict[int, str] = {}
 
     def _pool(self, p: int) -> SessionPool:
@@ -726,7 +765,7 @@ class _Revealer:
     def _digest(self, p: int) -> str:
         with self._lock:
             if p not in self._digests:
-                self._digests[p] = tree_digest(self.programs[p][1])
+                self._digests[p] = tree_digest(self.programs[p][1], skip_caches=True)
             return self._digests[p]
 
     def clock(self) -> float:
@@ -804,7 +843,7 @@ class _Revealer:
                     return item, set(), "budget"   # not run: the revealing budget is spent
                 res = self._pool(p).run(doc, inputs)
                 if self.memo is not None:
-                    self.memo.put(key, res)
+                    self.memo.put(key, res, self.eng.cases[c].scenario)
                 with self._lock:
                     self.cpu += res.cpu_seconds if res.cpu_seconds is not None else res.seconds
             value, why = (None, res.failure()) if res.failure() else compare.parse_stdout(res.stdout)

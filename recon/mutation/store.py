@@ -10,6 +10,13 @@ verdict a worker reported under that identity, in ``$RECON_HOME/cache/verdicts``
 to the user, like the selection cache: it holds digests of hidden scenarios' parameters),
 and an engine given one runs only the pairs it does not hold.
 
+An oracle may ship verdicts beside its module (``kept/verdicts.json.gz``, written with its
+shipped runs by ``tests/catalog/keep_runs.py``): its mutants' verdicts on the public
+candidates every build draws alike. They are consulted after the user's own, under the same
+identity plus the library versions installed (:func:`recon.grader.library_versions`: a
+scenario is kept by its parameters, and the inputs and truth the oracle makes from them may
+change with a library's version); they are never copied into the user's store.
+
 What is not kept: timeouts and worker deaths (they depend on the machine's load; they are
 confirmed by running again) and survivals recorded without sending the mutant to a
 worker (not reached or not infected: line tracing, which the engine redoes, decides them). A store that cannot be read is empty; one
@@ -24,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import canonjson
-from ..fsutil import read_private, write_private
+from ..fsutil import read_json_gz, read_private, write_json_gz, write_private
+from ..grader import library_versions
 from .._version import __version__
 from ..oracle import Oracle
 from ..sweep import Scenario, recon_home
@@ -47,14 +55,38 @@ class VerdictStore:
     """Verdicts of one reference's mutants, keyed by the mutant's edit and the scenario's
     parameters (see the module docstring). Thread-safe: workers' callbacks record into it."""
 
-    def __init__(self, path: Path | None, ident: dict[str, Any]) -> None:
+    SHIPPED = Path("kept") / "verdicts.json.gz"
+
+    def __init__(self, path: Path | None, ident: dict[str, Any],
+                 shipped: tuple[Path, dict[str, Any]] | None = None) -> None:
+        """``shipped``: (file, identity) of the verdicts the oracle ships, read when the
+        file was written under that identity."""
         self.path = path
         self.ident = ident
         self._lock = threading.Lock()
         self._data: dict[str, dict[str, list[Any]]] = {}
+        self._shipped: dict[str, dict[str, list[Any]]] = {}
         self._new = 0
+        self.shipped_hits = 0
         if path is not None:
             self._data = self._kept(path)
+        if shipped is not None and shipped[0].is_file():
+            self._shipped = self._read_shipped(*shipped)
+
+    @staticmethod
+    def _read_shipped(path: Path, ident: dict[str, Any]) -> dict[str, dict[str, list[Any]]]:
+        doc = read_json_gz(path)
+        rows = doc.get("verdicts") if isinstance(doc, dict) and doc.get("ident") == ident else None
+        return {str(k): dict(v) for k, v in rows.items() if isinstance(v, dict)} if isinstance(rows, dict) else {}
+
+    def write_shipped(self, path: Path, oracle: Oracle) -> int:
+        """Write every verdict this store holds (the user's, not shipped ones) as ``oracle``'s
+        shipped verdicts (gzip without a timestamp: the same verdicts make the same bytes).
+        Returns how many."""
+        with self._lock:
+            data = {k: dict(v) for k, v in sorted(self._data.items())}
+        write_json_gz(path, {"ident": {**self.ident, "libraries": library_versions(oracle)}, "verdicts": data})
+        return sum(len(v) for v in data.values())
 
     def _kept(self, path: Path) -> dict[str, dict[str, list[Any]]]:
         """The verdicts kept at ``path`` under this store's identity."""
@@ -68,7 +100,12 @@ class VerdictStore:
         ident = {"format": STORE_FORMAT, "recon": __version__, "oracle": oracle.name, "version": oracle.version,
                  "code": oracle.source_digest(), "memory": memory}
         digest = hashlib.sha256(canonjson.dumps_compact(ident).encode("utf-8")).hexdigest()[:32]
-        return cls((home or recon_home()) / "cache" / "verdicts" / f"{digest}.json", ident)
+        return cls((home or recon_home()) / "cache" / "verdicts" / f"{digest}.json", ident,
+                   shipped=(cls.shipped_path(oracle), {**ident, "libraries": library_versions(oracle)}))
+
+    @classmethod
+    def shipped_path(cls, oracle: Oracle) -> Path:
+        return Path(oracle.source_file).resolve().parent / cls.SHIPPED
 
     def __len__(self) -> int:
         with self._lock:
@@ -76,9 +113,14 @@ class VerdictStore:
 
     def get(self, mutant_key: str, scenario: Scenario) -> tuple[str, str, float] | None:
         """(status, detail, deviation) of the mutant on the scenario, when kept."""
+        sd = scenario_digest(scenario)
         with self._lock:
             row = self._data.get(mutant_key)
-            got = row.get(scenario_digest(scenario)) if row else None
+            got = row.get(sd) if row else None
+            if got is None:
+                row = self._shipped.get(mutant_key)
+                got = row.get(sd) if row else None
+                self.shipped_hits += got is not None
         if got is None:
             return None
         try:

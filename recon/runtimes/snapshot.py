@@ -164,16 +164,20 @@ def _copy_file(dfd: int, name: str, target: Path, st: os.stat_result, snap: Snap
         os.close(fd)
 
 
-def tree_digest(root: Path | str) -> str:
+def tree_digest(root: Path | str, *, skip_caches: bool = False) -> str:
     """sha256 over a tree's names, kinds, link targets and file contents, in name order.
     Walks through directory fds and never follows a link, so it can be pointed at a tree
-    whose content an agent chose."""
+    whose content an agent chose. ``skip_caches``: leave out what a snapshot leaves out
+    (``__pycache__``, ``*.pyc``: an installed package's folder holds the bytecode pip
+    compiled, stamped with the install's times), so that a program's digest is its source's."""
     import hashlib  # noqa: PLC0415 - only digests need it
 
     h = hashlib.sha256()
 
     def walk(dfd: int, rel: bytes) -> None:
         for name in sorted(os.listdir(dfd), key=os.fsencode):
+            if skip_caches and (name in IGNORED_NAMES or name.endswith(".pyc")):
+                continue
             r = rel + b"/" + os.fsencode(name)
             try:
                 st = os.stat(name, dir_fd=dfd, follow_symlinks=False)

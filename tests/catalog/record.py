@@ -22,10 +22,12 @@ PAGE = ROOT / "docs" / "catalog.md"
 
 
 def task_files(name: str) -> list[Path]:
-    """The files that decide a built-in task: its package folder and its sweep spec."""
+    """The files that decide a built-in task: its package folder and its sweep spec (not
+    the runs it ships in ``kept/``: a cache of what its programs print, which decides
+    nothing a build makes; ``tests/test_kept_runs.py`` keeps it current)."""
     pkg = ROOT / "artifacts" / name
     files = [p for p in sorted(pkg.rglob("*")) if p.is_file() and "__pycache__" not in p.parts
-             and p.suffix != ".pyc"]
+             and p.suffix != ".pyc" and p.relative_to(pkg).parts[0] != "kept"]
     spec = ROOT / "scenarios" / f"{name}.toml"
     return files + ([spec] if spec.is_file() else [])
 

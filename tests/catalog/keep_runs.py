@@ -1,0 +1,63 @@
+"""Write what a built-in ships of its builds' work: ``artifacts/NAME/kept/runs.json.gz``
+and ``kept/verdicts.json.gz``.
+
+A build whose sweep spec reveals programs runs each of them on the scenarios its stress
+selection draws; most of those (the public candidates, the revealing probe draws) are
+drawn alike whatever the secret, and a first build on a new machine would run them all
+again. This script builds each named built-in once, in a throwaway ``$RECON_HOME`` with a
+throwaway secret, and ships what its revealed programs printed there
+(:class:`recon.grader.ShippedRuns`) and its mutants' verdicts
+(:class:`recon.mutation.store.VerdictStore`): a later build looks a run up by the
+program's and the scenario's content, a verdict by the mutant's edit and the scenario's
+parameters, and runs only what it does not find.
+
+    python tests/catalog/keep_runs.py [NAME ...]    # default: the three core built-ins
+
+``tests/test_kept_runs.py`` (in the default suite, so in CI) fails when a shipped file no
+longer matches its oracle (its code, its revealed programs, recon's version or the limits
+they run under): run this script again then, and commit the files.
+"""
+from __future__ import annotations
+
+import os
+import secrets
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def keep(name: str) -> None:
+    from recon.build import build_task
+    from recon.grader import ShippedRuns
+    from recon.mutation.selection import ship_kept
+    from recon.mutation.store import VerdictStore
+    from recon.registry import Registry
+    from recon.sweep import load_spec
+
+    reg = Registry.default()
+    oracle = reg.get(name)
+    spec = load_spec(oracle, None)
+    if spec.select != "stress" or not spec.reveal:
+        raise SystemExit(f"{name}: its sweep spec reveals no program (nothing to ship)")
+    files = (ShippedRuns.path_of(oracle), VerdictStore.shipped_path(oracle))
+    for f in files:
+        f.unlink(missing_ok=True)   # built without the old files, so that every run is made afresh
+    with tempfile.TemporaryDirectory(prefix="recon-keep-") as tmp:
+        os.environ["RECON_HOME"] = str(Path(tmp) / "home")
+        t0 = time.perf_counter()
+        build_task(reg, name, Path(tmp) / "tasks", secret=secrets.token_hex(16), workers=os.cpu_count() or 1,
+                   log=lambda msg: print(f"  {msg}", flush=True))
+        runs, verdicts = ship_kept(oracle, spec)
+    print(f"{name}: {runs} runs ({files[0].stat().st_size // 1024} KiB) and {verdicts} mutant verdicts "
+          f"({files[1].stat().st_size // 1024} KiB) in {files[0].parent}; built in {time.perf_counter() - t0:.0f} s",
+          flush=True)
+
+
+#: the built-ins whose first build the README times: the README's first command builds lidar_icp
+CORE = ("lidar_icp", "chem_smarts", "acoustic_beamforming")
+
+
+if __name__ == "__main__":
+    for n in sys.argv[1:] or CORE:
+        keep(n)

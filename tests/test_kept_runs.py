@@ -1,0 +1,245 @@
+"""Runs an oracle ships (``kept/runs.json.gz``): used as kept runs where they apply, never
+where the limits, recon or the libraries differ, never copied into the user's cache; and
+the core built-ins' files current (their code, their revealed programs) and reproducible
+(a shipped run is what the program prints on the scenario the oracle makes again)."""
+from __future__ import annotations
+
+import base64
+import dataclasses
+import gzip
+import json
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from recon import Registry, canonjson
+from recon._version import __version__
+from recon.grader import RunMemo, ShippedRuns, decode_run, encode_run, library_versions
+import recon.mutation.store as store_module
+from recon.mutation.pool import prepare_workspace
+from recon.mutation.store import VerdictStore, scenario_digest
+from recon.build import build_task
+from recon.mutation.selection import REVEAL_GRADINGS, reveal_limits, reveal_programs, ship_kept
+from recon.runtimes import get_runtime
+from recon.runtimes.base import Limits, RunResult, SessionPool
+from recon.runtimes.snapshot import tree_digest
+from recon.sweep import Scenario, load_spec, run_scenario
+from recon.task import load_task
+
+sys.path.insert(0, str(Path(__file__).parent / "catalog"))
+from keep_runs import CORE  # noqa: E402
+
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return Registry.default()
+
+
+def _oracle_copy(registry: Registry, tmp: Path):  # type: ignore[no-untyped-def]
+    """An oracle whose module sits in ``tmp`` (so that its shipped file is the test's own)."""
+    o = registry.get("lidar_icp")
+    mod = tmp / "pkg" / "oracle.py"
+    mod.parent.mkdir(parents=True)
+    mod.write_text("# stand-in\n")
+    return dataclasses.replace(o, source_file=str(mod))
+
+
+def test_shipped_runs_are_kept_runs_where_they_apply_and_nowhere_else(registry: Registry, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
+    oracle = _oracle_copy(registry, tmp_path)
+    limits = Limits(wall=30.0, cpu=60)
+    shipped_run = RunResult(exit_code=0, stdout=b'{"x": 1}', stderr_tail="", seconds=0.5, cpu_seconds=0.4)
+    path = ShippedRuns.path_of(oracle)
+    ShippedRuns.write(path, ShippedRuns.identity(oracle, limits), {"prog": {"s1": encode_run(shipped_run)}})
+    # gzip without a timestamp: the same runs make the same bytes
+    first = path.read_bytes()
+    ShippedRuns.write(path, ShippedRuns.identity(oracle, limits), {"prog": {"s1": encode_run(shipped_run)}})
+    assert path.read_bytes() == first
+
+    memo = RunMemo.kept(limits, oracle)
+    made: list[str] = []
+
+    def start(tag: str) -> RunResult:
+        made.append(tag)
+        return RunResult(exit_code=0, stdout=tag.encode(), stderr_tail="", seconds=0.1)
+
+    got = memo.run(("prog", "s1"), lambda: start("s1"))
+    assert got.stdout == b'{"x": 1}' and made == [] and memo.kept_hits == memo.shipped_hits == 1
+    assert memo.run(("prog", "s2"), lambda: start("s2")).stdout == b"s2" and made == ["s2"]
+    memo.save()
+    # the user's cache holds the new run only: the shipped one stays where it is
+    kept = [json.loads(f.read_text()) for f in (tmp_path / "home" / "cache" / "runs").glob("*.json")]
+    assert [sorted(k["runs"]) for k in kept] == [["s2"]]
+    again = RunMemo.kept(limits, oracle)
+    assert again.run(("prog", "s1"), lambda: start("again")).stdout == b'{"x": 1}'
+    assert again.run(("prog", "s2"), lambda: start("again")).stdout == b"s2" and made == ["s2"]
+    assert (again.kept_hits, again.shipped_hits) == (2, 1)
+
+    # other limits: not used, and said why
+    other = RunMemo.kept(dataclasses.replace(limits, wall=31.0), oracle)
+    assert other.shipped is not None and "limits" in (other.shipped.mismatch() or "")
+    assert other.run(("prog", "s1"), lambda: start("other")).stdout == b"other"
+    # other library versions: not used, and said which
+    ident = ShippedRuns.identity(oracle, limits)
+    ident["libraries"] = {**ident["libraries"], "numpy": "0.0.1"}
+    ShippedRuns.write(path, ident, {"prog": {"s1": encode_run(shipped_run)}})
+    stale = RunMemo.kept(limits, oracle)
+    why = stale.shipped.mismatch() if stale.shipped is not None else None
+    assert why is not None and "numpy 0.0.1 (here " in why
+    assert stale.run(("prog", "s1"), lambda: start("stale")).stdout == b"stale" and stale.shipped_hits == 0
+    # an unreadable file is no file
+    path.write_bytes(b"not gzip")
+    broken = RunMemo.kept(limits, oracle)
+    assert broken.shipped is not None and "unreadable" in (broken.shipped.mismatch() or "")
+    assert broken.run(("prog", "s1"), lambda: start("broken")).stdout == b"broken"
+
+
+def test_shipped_verdicts_are_taken_where_they_apply_and_never_copied(registry: Registry, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
+    oracle = _oracle_copy(registry, tmp_path)
+    sc, other = Scenario("public_1", {"a": 1}), Scenario("public_2", {"a": 2})
+    maker = VerdictStore.for_oracle(oracle, memory=1 << 30, home=tmp_path / "maker")
+    maker.put("m1", sc, "value", "x off by 1", 1.0)
+    assert maker.write_shipped(VerdictStore.shipped_path(oracle), oracle) == 1
+    store = VerdictStore.for_oracle(oracle, memory=1 << 30)
+    assert store.get("m1", sc) == ("value", "x off by 1", 1.0) and store.shipped_hits == 1
+    assert store.get("m1", other) is None and store.get("m2", sc) is None
+    store.put("m1", other, "survived", "", 0.0)
+    store.save()
+    kept = json.loads(Path(store.path).read_text())["verdicts"]   # type: ignore[arg-type]
+    assert list(kept["m1"]) == [scenario_digest(other)]   # the shipped verdict stays shipped
+    # another memory limit is another identity; other library versions too
+    assert VerdictStore.for_oracle(oracle, memory=1 << 31).get("m1", sc) is None
+    monkeypatch.setattr(store_module, "library_versions", lambda o: {"numpy": "0.0.1"})
+    assert VerdictStore.for_oracle(oracle, memory=1 << 30).get("m1", sc) is None
+
+
+def test_a_first_build_takes_the_work_its_oracle_ships_and_chooses_the_same(tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """One build with a throwaway secret, shipped (``ship_kept``); a first build with another
+    secret in a new home then takes the revealing draws' runs and the public candidates'
+    verdicts from the oracle, and chooses what a build without them chooses."""
+    shutil.copytree(Path(__file__).parent / "fixtures" / "tiny", tmp_path / "tiny")
+    reg = Registry.default(entry_points=False)
+    reg.load_plugin_file(tmp_path / "tiny" / "tiny.py")
+    oracle = reg.get("tiny_series")
+    rare = tmp_path / "rare"
+    rare.mkdir()
+    reference = (tmp_path / "tiny" / "reference.py").read_text()
+    count = '"count": sum(t > 1.0 for t in terms)'
+    assert count in reference
+    (rare / "reconstruct.py").write_text(reference.replace(count, count + ' + (1 if p["a"] > 3.6 else 0)'))
+    common: dict[str, Any] = {"n_public": 4, "n_hidden": 10, "probes": 2, "select": "stress", "reveal": [rare]}
+
+    def report(out: str, secret: str, home: str) -> tuple[dict[str, Any], Any]:
+        monkeypatch.setenv("RECON_HOME", str(tmp_path / home))
+        task = build_task(reg, "tiny_series", tmp_path / out, secret=secret, **common).path
+        return canonjson.read(task / "tests" / "selection.json"), load_task(task)
+
+    report("a", "throwaway", "maker")
+    runs, verdicts = ship_kept(oracle, load_spec(oracle, None), reveal=[rare])
+    assert runs > 2 * REVEAL_GRADINGS and verdicts > 0
+    shipped, with_kept = report("b", "secret-b", "fresh")
+    assert shipped["program_runs_shipped"] >= 2 * REVEAL_GRADINGS   # the revealing draws: the same for every secret
+    assert shipped["program_runs_kept"] == shipped["program_runs_shipped"] < shipped["program_runs"] + \
+        shipped["program_runs_kept"]
+    assert shipped["shipped_verdicts"] > 0
+    shipped_keys = {k for runs_of in ShippedRuns.of(oracle, reveal_limits(oracle)).document()["runs"].values()  # type: ignore[union-attr]
+                    for k in runs_of}
+    own_keys = {k for f in (tmp_path / "fresh" / "cache" / "runs").glob("*.json") for k in json.loads(f.read_text())["runs"]}
+    assert own_keys and not own_keys & shipped_keys   # what the oracle ships is never copied into the home
+    shutil.rmtree(tmp_path / "tiny" / "kept")
+    plain, without = report("c", "secret-b", "fresh2")
+    assert plain["program_runs_shipped"] == plain["shipped_verdicts"] == 0
+    for k in ("revealed", "unrevealed", "consequences", "hidden_only", "killed_by_public"):
+        assert shipped[k] == plain[k], k
+    assert [s.parameters for s in with_kept.public()] == [s.parameters for s in without.public()]
+
+
+def test_a_programs_digest_leaves_out_bytecode(tmp_path: Path) -> None:
+    """An installed package's folder holds the bytecode pip compiled (stamped with the
+    install's times): a program's kept runs must be found all the same."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "reconstruct.py").write_text("print('{}')\n")
+    before = tree_digest(ws, skip_caches=True)
+    (ws / "__pycache__").mkdir()
+    (ws / "__pycache__" / "reconstruct.cpython-311.pyc").write_bytes(b"\0stamp")
+    assert tree_digest(ws, skip_caches=True) == before != tree_digest(ws)
+    (ws / "reconstruct.py").write_text("print('{ }')\n")
+    assert tree_digest(ws, skip_caches=True) != before
+
+
+def _shipped(name: str, registry: Registry) -> tuple[Any, dict[str, Any]]:
+    oracle = registry.get(name)
+    path = ShippedRuns.path_of(oracle)
+    assert path.is_file(), f"{name} ships no runs: run python tests/catalog/keep_runs.py {name}"
+    with gzip.open(path, "rb") as fh:
+        return oracle, json.loads(fh.read())
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_the_core_built_ins_ship_current_runs(registry: Registry, name: str, tmp_path: Path) -> None:
+    """Each core built-in ships runs of exactly the programs its spec reveals, made by this
+    recon under the limits builds run them with, for its current code."""
+    oracle, doc = _shipped(name, registry)
+    again = f"run python tests/catalog/keep_runs.py {name} and commit artifacts/{name}/kept/"
+    ident = doc["ident"]
+    assert ident["recon"] == __version__ and ident["oracle"] == name, again
+    assert ident["limits"] == reveal_limits(oracle).to_json(), again
+    assert doc["code"] == oracle.source_digest(), f"{name}'s code changed since its runs were kept: {again}"
+    spec = load_spec(oracle, None)
+    programs = {tree_digest(prepare_workspace(p, tmp_path / str(i))[0], skip_caches=True): label
+                for i, (label, p) in enumerate(reveal_programs(oracle, spec))}
+    assert doc["programs"] == programs, f"{name}'s revealed programs changed since their runs were kept: {again}"
+    assert set(doc["runs"]) == set(programs) and all(doc["runs"].values())
+    assert set(ident["libraries"]) == set(library_versions(oracle))
+
+
+@pytest.mark.parametrize("name", CORE)
+def test_a_shipped_run_is_what_its_program_prints(registry: Registry, name: str, tmp_path: Path) -> None:
+    """For each program, one shipped run (the first by key): the oracle makes its scenario
+    again byte for byte (the key matches), and the program run on it prints the shipped
+    output byte for byte, unless it prints otherwise on every run (unseeded randomness:
+    ``acoustic_beamforming``'s ``pra_defaults`` baseline)."""
+    oracle, doc = _shipped(name, registry)
+    limits = reveal_limits(oracle)
+    shipped = ShippedRuns.of(oracle, limits)
+    assert shipped is not None
+    if shipped.mismatch():
+        pytest.skip(f"the runs {name} ships do not apply here: {shipped.mismatch()}")
+    spec = load_spec(oracle, None)
+    rt = get_runtime("local")
+    random_ones: list[str] = []
+    for i, (label, p) in enumerate(reveal_programs(oracle, spec)):
+        ws = prepare_workspace(p, tmp_path / f"p{i}")[0]
+        runs = doc["runs"][tree_digest(ws, skip_caches=True)]
+        key = next(k for k in sorted(runs) if "scenario" in runs[k])
+        sc = runs[key]["scenario"]
+        d = tmp_path / f"s{i}"
+        run_scenario(oracle, Scenario(sc["id"], sc["parameters"]), d, evidence=False)
+        document = canonjson.read(d / "scenario.json")
+        inputs = {k: d / v for k, v in document.get("inputs", {}).items()}
+        assert RunMemo.document_key({**document, "inputs": {k: v.name for k, v in inputs.items()}}, inputs) == key, \
+            f"{name}: the oracle no longer makes {sc['id']} byte for byte"
+        want = decode_run(runs[key])
+        assert want is not None and base64.b64decode(runs[key]["stdout"]) == want.stdout
+        with SessionPool(rt, ws, limits) as pool:
+            fed = {**document, "inputs": {k: str(v) for k, v in inputs.items()}}
+            res = pool.run(fed, inputs)
+            assert res.failure() is None, res.failure()
+            if res.stdout != want.stdout:
+                # a program that draws unseeded random numbers prints otherwise on every run:
+                # its shipped run is one such run, as good as a fresh one; a program that
+                # prints the same twice must print what it shipped
+                again = pool.run(fed, inputs)
+                assert again.stdout != res.stdout, \
+                    f"{name}: {label} prints otherwise on {sc['id']} than its shipped run"
+                random_ones.append(label)
+    assert len(random_ones) < len(reveal_programs(oracle, spec)), "no program reproduced its shipped run"
