@@ -19,6 +19,8 @@ from recon import Registry, canonjson
 from recon._version import __version__
 from recon.grader import RunMemo, ShippedRuns, decode_run, encode_run, library_versions
 import recon.mutation.store as store_module
+from recon.fsutil import read_json_gz
+from recon.mutation.engine import DEFAULT_MEMORY
 from recon.mutation.pool import prepare_workspace
 from recon.mutation.store import VerdictStore, scenario_digest
 from recon.build import build_task
@@ -200,6 +202,11 @@ def test_the_core_built_ins_ship_current_runs(registry: Registry, name: str, tmp
     assert doc["programs"] == programs, f"{name}'s revealed programs changed since their runs were kept: {again}"
     assert set(doc["runs"]) == set(programs) and all(doc["runs"].values())
     assert set(ident["libraries"]) == set(library_versions(oracle))
+    # the mutants' verdicts, shipped with them, under the identity a store of this code opens
+    verdicts = read_json_gz(VerdictStore.shipped_path(oracle))
+    assert isinstance(verdicts, dict) and verdicts["verdicts"], again
+    store = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY, home=tmp_path / "home")
+    assert {k: v for k, v in verdicts["ident"].items() if k != "libraries"} == store.ident, again
 
 
 @pytest.mark.parametrize("name", CORE)

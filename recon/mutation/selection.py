@@ -69,8 +69,8 @@ from .pool import prepare_workspace
 from .store import VerdictStore
 from .worker import CONTRACT
 
-__all__ = ["select_scenarios", "stress_selection", "reveal_limits", "reveal_programs", "ship_kept", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
-           "cover_choices",
+__all__ = ["select_scenarios", "stress_selection", "reveal_limits", "reveal_programs", "ship_kept", "greedy_max_cover",
+           "greedy_set_cover", "maximin_fill", "unit_point", "cover_choices",
            "HIDDEN_FACTOR", "PUBLIC_FACTOR"]
 
 HIDDEN_FACTOR = 4
