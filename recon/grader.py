@@ -225,7 +225,7 @@ class ShippedRuns:
     are current."""
 
     FORMAT = 1
-    PATH = Path("kept") / "runs.json.gz"
+    NAME = "runs.json.gz"   # in the oracle's kept_dir
 
     def __init__(self, path: Path, ident: dict[str, Any]) -> None:
         self.path = path
@@ -235,7 +235,7 @@ class ShippedRuns:
 
     @classmethod
     def path_of(cls, oracle: Oracle) -> Path:
-        return Path(oracle.source_file).resolve().parent / cls.PATH
+        return oracle.kept_dir / cls.NAME
 
     @classmethod
     def identity(cls, oracle: Oracle, limits: Limits) -> dict[str, Any]:

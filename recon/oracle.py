@@ -167,6 +167,12 @@ class Oracle:
         return discover(Path(self.source_file).resolve().parent / INDEPENDENT_DIR)
 
     @property
+    def kept_dir(self) -> Path:
+        """``kept/`` beside the module: the work of its builds that no secret decides, shipped
+        with it (its revealed programs' runs, its mutants' verdicts; ``tests/catalog/keep_runs.py``)."""
+        return Path(self.source_file).resolve().parent / "kept"
+
+    @property
     def baselines(self) -> tuple[Baseline, ...]:
         """The shipped baselines: every ``baselines/NAME/reconstruct.py`` beside the module
         (or under the folder named by ``baselines=``), in name order."""

@@ -55,7 +55,7 @@ class VerdictStore:
     """Verdicts of one reference's mutants, keyed by the mutant's edit and the scenario's
     parameters (see the module docstring). Thread-safe: workers' callbacks record into it."""
 
-    SHIPPED = Path("kept") / "verdicts.json.gz"
+    SHIPPED = "verdicts.json.gz"   # in the oracle's kept_dir
 
     def __init__(self, path: Path | None, ident: dict[str, Any],
                  shipped: tuple[Path, dict[str, Any]] | None = None) -> None:
@@ -105,7 +105,7 @@ class VerdictStore:
 
     @classmethod
     def shipped_path(cls, oracle: Oracle) -> Path:
-        return Path(oracle.source_file).resolve().parent / cls.SHIPPED
+        return oracle.kept_dir / cls.SHIPPED
 
     def __len__(self) -> int:
         with self._lock:
