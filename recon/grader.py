@@ -336,8 +336,13 @@ class RunMemo:
 
     @staticmethod
     def document_key(document: dict[str, Any], inputs: dict[str, Path]) -> str:
-        """What decides a run besides the program: the scenario document and the content of
-        each input file."""
+        """What decides a run besides the program: the scenario document as the program
+        reads it and the content of each input file. A runtime rewrites the document's
+        input paths to where the run sees the files, under their file names, so the key
+        names each input by its file name, not by where it lies: a build's run on a hidden
+        candidate and a grading's run on the same hidden scenario are one run."""
+        if inputs or "inputs" in document:
+            document = {**document, "inputs": {k: Path(v).name for k, v in inputs.items()}}
         h = hashlib.sha256(canonjson.dumps_compact(document).encode("utf-8"))
         for name in sorted(inputs):
             h.update(b"\0" + name.encode("utf-8") + b"\0" + hashlib.sha256(Path(inputs[name]).read_bytes()).digest())
@@ -435,7 +440,7 @@ def run_outcomes(runtime: Runtime, workspace: Path, items: list[Graded], limits:
     their runs shared with other gradings of the same programs (:class:`RunMemo`)."""
     if memo is not None and sessions is None:
         raise ValueError("a run memo is for an author's programs in warm sessions, never a submission under test")
-    ws_digest = tree_digest(workspace) if memo is not None else ""
+    ws_digest = tree_digest(workspace, skip_caches=True) if memo is not None else ""
 
     def one(g: Graded) -> Outcome:
         lim = budget.next_limits() if budget is not None else limits

@@ -539,5 +539,6 @@ def validate(task_dir: Path | str, *, runtime: str | Runtime = "auto", registry:
             add(fairness_row(task, oracle, rt, reg, log, memo, probes))
         memo.save()
         if log is not None and memo.kept_hits:
-            log(f"kept runs: {memo.kept_hits} runs of the baselines and independent programs from an earlier validate")
+            log(f"kept runs: {memo.kept_hits} runs of the baselines and independent programs, made by the task's "
+                "build or an earlier validate")
     return rows, count_work(reference.read_text(encoding="utf-8"))

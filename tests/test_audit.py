@@ -300,8 +300,11 @@ def test_a_spec_gives_the_revealed_programs_a_budget_of_their_own(registry: Regi
     assert tight["budget"] == ample["budget"] == 75.0
     assert tight["program_runs_not_made"] > 0 and tight["program_runs"] < ample["program_runs"]
     assert ample["program_runs_not_made"] == 0 and ample["revealed"] == [f"{rare}: count"]
-    # the probe draws are generated as the runs reach them: those of the tight budget never were
-    assert ample["reveal_draws"] - tight["reveal_draws"] == 2 * REVEAL_GRADINGS
+    # the probe draws (a grading's worth per REVEAL_GRADINGS, and one for each hidden
+    # candidate left out of the set) are generated as the runs reach them: those of the
+    # tight budget never were
+    left_out = ample["candidates"]["hidden"] - ample["hidden"]["targeted"]
+    assert left_out > 0 and ample["reveal_draws"] - tight["reveal_draws"] == 2 * REVEAL_GRADINGS + left_out
     # another selection budget scales the spec's in proportion; none bounds neither
     spec = tmp_path / "0.001.toml"
     half = build_task(registry, "tiny_series", tmp_path / "half", spec_path=spec, select_budget=37.5).path

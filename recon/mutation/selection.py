@@ -18,9 +18,10 @@ of the same kinds, by what they catch:
   every value of every choice axis is given a published scenario. A mutant that no candidate
   of the pool kills gets one more pool of public candidates before it is reported as an
   unavoidable hidden-only kill. Independent programs a spec reveals (``reveal``) are
-  treated like the mutants: they run on the chosen hidden set, its random draws, the
-  other candidates and as many gradings' worth of probe draws as the fairness audit grades
-  (``REVEAL_GRADINGS``), and every field one of them
+  treated like the mutants: they run on the chosen hidden set, its random draws, and as
+  many gradings' worth of probe draws as the fairness audit grades (``REVEAL_GRADINGS``)
+  plus one for each candidate left out of the hidden set (draws no secret decides, so
+  their runs ship with a built-in), and every field one of them
   gets wrong there must be wrong on some published scenario too. What no drawn public
   candidate shows, a draw no grading uses may: the hidden candidates left out of the
   hidden set and those probe draws (drawn with a nonce no grading uses) are public
@@ -83,7 +84,7 @@ PUBLIC_FACTOR = 3
 #: candidates' generation when it counted that too.)
 SELECTION_BUDGET = 75.0
 #: bumped when the selection's algorithm changes, so that no cached selection outlives it
-SELECTION_ALGORITHM = 13
+SELECTION_ALGORITHM = 14
 TARGETED_HIDDEN = 8      # hidden scenarios chosen by the mutants they kill; the rest are keyed draws
 TARGETED_PUBLIC = 12     # public candidates scale with this many, not with every published scenario
 REVEAL_NONCE = "recon-reveal"  # the probe draws revealed programs run on at build time
@@ -515,24 +516,32 @@ def stress_selection(
                                                                  keep=reuse)))
         # What the revealed programs must be shown failing: whatever the hidden set and a
         # grading's probes may catch. Both are draws from the generator, so the programs
-        # run on the chosen hidden scenarios, the set's random draws, the other candidates
-        # and REVEAL_GRADINGS gradings' worth of probe draws (from the spec's seed, with a
-        # nonce no grading uses: reveal_draw_key), in that order (the budget may end the list early; the report counts what it
-        # left). Mutants seldom run on the draws: they are generated without line tracing,
-        # and the probe draws only as the programs' budget reaches them.
-        R = [*chosen_h, *(c for c in H if c not in chosen_h)]
+        # run on the chosen hidden scenarios, the set's random draws, and REVEAL_GRADINGS
+        # gradings' worth of probe draws (from the spec's seed, with a nonce no grading
+        # uses: reveal_draw_key) plus one for each hidden candidate left out of the set, in
+        # that order (the budget may end the list early; the report counts what it left).
+        # The candidates left out are draws from the same distribution as the probe draws
+        # (axis edges favoured alike) that no grading uses; the draws stand in for them
+        # because no secret decides them: their runs are kept across builds and shipped
+        # with a built-in (kept/), where runs on keyed candidates would be made again by
+        # every build. Mutants seldom run on the draws: they are generated without line
+        # tracing, and the probe draws only as the programs' budget reaches them.
+        left_out = [c for c in H if c not in chosen_h]
+        R = [*chosen_h, *left_out]
         graded: set[int] = set(chosen_h)   # of R, what gradings use (the rest may be published)
         if reveal:
             draws = [dataclasses.replace(sc, id=f"reveal_{i + 1}") for i, sc in enumerate(
-                [*hid_random, *probe_scenarios(oracle, spec, reveal_draw_key(spec), REVEAL_NONCE,
-                                               spec.probes * REVEAL_GRADINGS, pub_pool, [*hid_pool, *hid_random])])]
-            D = eng.add_scenarios(draws[:len(hid_random)], "reveal-draws", traced=False)
+                probe_scenarios(oracle, spec, reveal_draw_key(spec), REVEAL_NONCE,
+                                spec.probes * REVEAL_GRADINGS + len(left_out), pub_pool, [*hid_pool, *hid_random]))]
+            # the hidden set's random draws keep their ids, as the task's hidden scenarios
+            # do: a program's runs on them here are its gradings' runs there (RunMemo)
+            D = eng.add_scenarios(hid_random, "reveal-draws", traced=False)
             eng.generate()
             _reference_agrees(eng, oracle)
-            R = [*chosen_h, *D, *(c for c in H if c not in chosen_h)]
+            R = [*chosen_h, *D]
             graded |= set(D)
             shows.run(R)
-            R += shows.run_draws(draws[len(hid_random):])
+            R += shows.run_draws(draws)
         behaviours = shows.caught(R)   # (program, field) pairs the hidden set or a probe may catch
         # ... and the fields caught only beside their cause: shown failing too, searched for
         # like the rest. The audit takes a field as shown once a published scenario shows it
@@ -541,7 +550,7 @@ def stress_selection(
         # alone on 2 of the audit's 140 graded cells, which made the field hidden-only
         # where no published scenario showed it failing.
         consequences = shows.caught(R, consequences=True)
-        points.update({c: unit_point(axes, eng.cases[c].scenario.parameters) for c in R})
+        points.update({c: unit_point(axes, eng.cases[c].scenario.parameters) for c in [*R, *left_out]})
 
         def spread(c: int, chosen: list[int]) -> float:
             return min((_distance(points[c], points[o]) for o in chosen), default=0.0)
@@ -574,7 +583,7 @@ def stress_selection(
             rows = cover_rows(cands)
             chosen_p, uncovered = greedy_set_cover(rows, cands, n_pub, spread)
         in_cands = set(cands)
-        spare = [c for c in R if c not in graded and c not in in_cands]
+        spare = [c for c in dict.fromkeys([*R, *left_out]) if c not in graded and c not in in_cands]
         if uncovered and spare:
             # What no drawn public candidate shows may show on the build's own draws that no
             # grading uses: the hidden candidates left out of the hidden set and the revealing
@@ -644,7 +653,9 @@ def stress_selection(
         public = [dataclasses.replace(eng.cases[c].scenario, id=f"public_{i + 1}")
                   for i, c in enumerate(sorted(chosen_p))]
         targeted = [eng.cases[c].scenario for c in sorted(chosen_h)]
-        hidden = [dataclasses.replace(sc, id=f"hidden_{i + 1}") for i, sc in enumerate([*targeted, *hid_random])]
+        # the hidden scenarios keep the ids they were drawn with (hidden_1 ... of the keyed
+        # draws): the runs made on them here serve the task's gradings and audits
+        hidden = [*targeted, *hid_random]
         shipped_runs = shows.memo.shipped_hits if shows.memo is not None else 0
         shipped_verdicts = store.shipped_hits if store is not None else 0
         if shipped_runs or shipped_verdicts:
@@ -832,8 +843,7 @@ class _Revealer:
             # a run an earlier build kept costs nothing, budget spent or not; the key is the
             # document as the program reads it, its inputs by name and content (not by where
             # this build generated them)
-            key = (self._digest(p), RunMemo.document_key({**doc, "inputs": {k: v.name for k, v in inputs.items()}},
-                                                         inputs))
+            key = (self._digest(p), RunMemo.document_key(doc, inputs))
             res = self.memo.get(key) if self.memo is not None else None
             if res is not None:
                 with self._lock:
