@@ -144,8 +144,13 @@ def test_a_first_build_takes_the_work_its_oracle_ships_and_chooses_the_same(tmp_
         task = build_task(reg, "tiny_series", tmp_path / out, secret=secret, **common).path
         return canonjson.read(task / "tests" / "selection.json"), load_task(task)
 
-    report("a", "throwaway", "maker")
+    made, _ = report("a", "throwaway", "maker")
+    assert made["program_runs"] > 0
     runs, verdicts = ship_kept(oracle, load_spec(oracle, None), reveal=[rare])
+    kept_ids = [r["scenario"]["id"] for f in (tmp_path / "maker" / "cache" / "runs").glob("*.json")
+                for r in json.loads(f.read_text())["runs"].values()]
+    assert [i for i in kept_ids if i.startswith("hidden_")], "the maker's build ran the program on its hidden set"
+    assert runs == len([i for i in kept_ids if not i.startswith("hidden_")])   # ... which is not shipped
     assert runs > 2 * REVEAL_GRADINGS and verdicts > 0
     shipped, with_kept = report("b", "secret-b", "fresh")
     assert shipped["program_runs_shipped"] >= 2 * REVEAL_GRADINGS   # the revealing draws: the same for every secret
@@ -201,6 +206,9 @@ def test_the_core_built_ins_ship_current_runs(registry: Registry, name: str, tmp
                 for i, (label, p) in enumerate(reveal_programs(oracle, spec))}
     assert doc["programs"] == programs, f"{name}'s revealed programs changed since their runs were kept: {again}"
     assert set(doc["runs"]) == set(programs) and all(doc["runs"].values())
+    # nothing on the keep build's keyed hidden draws: no build with another secret meets them
+    ids = [r["scenario"]["id"] for runs in doc["runs"].values() for r in runs.values() if "scenario" in r]
+    assert ids and not [i for i in ids if i.startswith("hidden_")], again
     assert set(ident["libraries"]) == set(library_versions(oracle))
     # the mutants' verdicts, shipped with them, under the identity a store of this code opens
     verdicts = read_json_gz(VerdictStore.shipped_path(oracle))

@@ -133,7 +133,7 @@ def reveal_programs(oracle: Oracle, spec: SweepSpec) -> list[tuple[str, Path]]:
 def ship_kept(oracle: Oracle, spec: SweepSpec, reveal: Sequence[Path] = ()) -> tuple[int, int]:
     """Write what ``oracle`` ships of its builds' work, from what ``$RECON_HOME`` keeps of
     them: ``kept/runs.json.gz`` (the runs of the programs ``spec`` reveals, and of
-    ``reveal``; :class:`recon.grader.ShippedRuns`) and ``kept/verdicts.json.gz`` (its
+    ``reveal``, on every scenario but the keyed hidden draws; :class:`recon.grader.ShippedRuns`) and ``kept/verdicts.json.gz`` (its
     mutants' verdicts; :class:`~recon.mutation.store.VerdictStore`), beside its module.
     Meant for a ``$RECON_HOME`` that one build with a throwaway secret filled
     (``tests/catalog/keep_runs.py``). Returns how many runs and verdicts were written."""
@@ -145,13 +145,20 @@ def ship_kept(oracle: Oracle, spec: SweepSpec, reveal: Sequence[Path] = ()) -> t
         named = [*reveal_programs(oracle, spec), *((str(p), Path(p)) for p in reveal)]
         for i, (label, path) in enumerate(named):
             digest = tree_digest(prepare_workspace(path, Path(scratch) / str(i))[0], skip_caches=True)
-            runs[digest] = memo.stored(digest)
+            runs[digest] = {k: r for k, r in memo.stored(digest).items() if not _keyed(r)}
             labels[digest] = label
     ShippedRuns.write(ShippedRuns.path_of(oracle), ShippedRuns.identity(oracle, limits), runs,
                       code=oracle.source_digest(), programs=labels)
     verdicts = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY).write_shipped(VerdictStore.shipped_path(oracle),
                                                                                     oracle)
     return sum(len(r) for r in runs.values()), verdicts
+
+
+def _keyed(run: dict[str, Any]) -> bool:
+    """Whether a kept run was made on a hidden draw (``hidden_N``, drawn with a task key):
+    no build with another secret meets that scenario, so shipping it would only add weight."""
+    scenario = run.get("scenario")
+    return isinstance(scenario, dict) and str(scenario.get("id", "")).startswith("hidden_")
 
 
 def select_scenarios(
