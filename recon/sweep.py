@@ -38,7 +38,7 @@ from .oracle import Oracle
 __all__ = [
     "SweepSpec", "Scenario", "ScenarioRun", "load_spec", "public_scenarios", "hidden_scenarios",
     "probe_scenarios", "pool_scenarios", "pool_edges", "cover_draws", "cover_scenarios", "default_select", "Selection",
-    "derive_task_key", "build_secret",
+    "derive_task_key", "build_secret", "HIDDEN_PREFIX",
     "run_scenario", "run_scenarios", "DEFAULT_PUBLIC", "DEFAULT_HIDDEN", "DEFAULT_PROBES", "SELECT_STRATEGIES",
 ]
 
@@ -46,6 +46,8 @@ DEFAULT_PUBLIC = 6
 DEFAULT_HIDDEN = 3
 DEFAULT_PROBES = 3   # fresh scenarios a grading draws from the oracle
 MAX_ATTEMPTS = 200
+#: the ids of hidden draws (``hidden_1``, ...): scenarios drawn with a task key
+HIDDEN_PREFIX = "hidden_"
 SPEC_KEYS = {"n_public", "n_hidden", "seed", "axes", "select", "probes", "reveal", "reveal_budget", "cover"}
 #: the most scenarios a spec's ``cover`` may add to the published ones
 MAX_COVER = 2000
@@ -396,7 +398,7 @@ def hidden_scenarios(oracle: Oracle, spec: SweepSpec, key: bytes, public: Iterab
             # first hidden scenario always has one); small axis spaces may run out of
             # edge combinations, so later attempts draw freely.
             edges = attempt < MAX_ATTEMPTS // 4
-            sc = Scenario(f"hidden_{j + 1}", _draw(axes, key, "hidden" + ident, j, attempt, edges=edges,
+            sc = Scenario(f"{HIDDEN_PREFIX}{j + 1}", _draw(axes, key, "hidden" + ident, j, attempt, edges=edges,
                                                    force=edges and (j == 0 or attempt < 8)))
             if sc.key() not in taken:
                 break

@@ -183,6 +183,37 @@ def test_a_programs_digest_leaves_out_bytecode(tmp_path: Path) -> None:
     assert tree_digest(ws, skip_caches=True) != before
 
 
+def test_planted_bytecode_never_runs_so_kept_runs_may_ignore_it(tmp_path: Path) -> None:
+    """The attack the bytecode-blind digest invites: a workspace whose ``__pycache__``
+    holds a forged helper module, stamped to match its source, prints otherwise when run
+    in place. Every runtime runs a snapshot, which leaves ``__pycache__`` out, so the forged
+    bytecode never runs and a run kept for the clean program is the planted one's too."""
+    import importlib.util
+    import os
+    import py_compile
+    import subprocess
+
+    clean = tmp_path / "clean"
+    clean.mkdir()
+    (clean / "reconstruct.py").write_text("import helper\nprint(helper.VALUE)\n")
+    (clean / "helper.py").write_text('VALUE = \'{"x": 1}\'\n')
+    planted = tmp_path / "planted"
+    shutil.copytree(clean, planted)
+    helper = planted / "helper.py"
+    honest = helper.read_text()
+    helper.write_text(honest.replace("1", "9"))   # the forged module: same size
+    py_compile.compile(str(helper), cfile=importlib.util.cache_from_source(str(helper)), doraise=True)
+    stamp = helper.stat().st_mtime_ns
+    helper.write_text(honest)
+    os.utime(helper, ns=(stamp, stamp))   # the forged bytecode now matches the source's stamp
+    bare = subprocess.run([sys.executable, "reconstruct.py"], cwd=planted, capture_output=True, text=True, check=True)
+    assert bare.stdout.strip() == '{"x": 9}', "the forged bytecode runs in place (the attack is real)"
+    assert tree_digest(planted, skip_caches=True) == tree_digest(clean, skip_caches=True)
+    res = get_runtime("local").run(planted, {"task": "t", "id": "s", "parameters": {}}, {}, Limits(wall=30, cpu=30))
+    assert res.failure() is None, res.failure()
+    assert res.stdout.strip() == b'{"x": 1}'
+
+
 def _shipped(name: str, registry: Registry) -> tuple[Any, dict[str, Any]]:
     oracle = registry.get(name)
     path = ShippedRuns.path_of(oracle)

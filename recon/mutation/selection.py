@@ -62,8 +62,8 @@ from ..oracle import Oracle
 from ..runtimes import get_runtime
 from ..runtimes.base import Limits, Runtime, SessionPool
 from ..runtimes.snapshot import tree_digest
-from ..sweep import (SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_draws, cover_scenarios, effective_axes,
-                     hidden_scenarios, pool_scenarios, probe_scenarios, public_scenarios, recon_home)
+from ..sweep import (HIDDEN_PREFIX, SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_draws, cover_scenarios,
+                     effective_axes, hidden_scenarios, pool_scenarios, probe_scenarios, public_scenarios, recon_home)
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
 from .operators import subsample
 from .pool import prepare_workspace
@@ -133,8 +133,9 @@ def reveal_programs(oracle: Oracle, spec: SweepSpec) -> list[tuple[str, Path]]:
 def ship_kept(oracle: Oracle, spec: SweepSpec, reveal: Sequence[Path] = ()) -> tuple[int, int]:
     """Write what ``oracle`` ships of its builds' work, from what ``$RECON_HOME`` keeps of
     them: ``kept/runs.json.gz`` (the runs of the programs ``spec`` reveals, and of
-    ``reveal``, on every scenario but the keyed hidden draws; :class:`recon.grader.ShippedRuns`) and ``kept/verdicts.json.gz`` (its
-    mutants' verdicts; :class:`~recon.mutation.store.VerdictStore`), beside its module.
+    ``reveal``, on every scenario but the keyed hidden draws; :class:`recon.grader.ShippedRuns`)
+    and ``kept/verdicts.json.gz`` (its mutants' verdicts; :class:`~recon.mutation.store.VerdictStore`),
+    beside its module.
     Meant for a ``$RECON_HOME`` that one build with a throwaway secret filled
     (``tests/catalog/keep_runs.py``). Returns how many runs and verdicts were written."""
     limits = reveal_limits(oracle)
@@ -158,7 +159,7 @@ def _keyed(run: dict[str, Any]) -> bool:
     """Whether a kept run was made on a hidden draw (``hidden_N``, drawn with a task key):
     no build with another secret meets that scenario, so shipping it would only add weight."""
     scenario = run.get("scenario")
-    return isinstance(scenario, dict) and str(scenario.get("id", "")).startswith("hidden_")
+    return isinstance(scenario, dict) and str(scenario.get("id", "")).startswith(HIDDEN_PREFIX)
 
 
 def select_scenarios(
