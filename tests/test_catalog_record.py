@@ -1,6 +1,7 @@
 """Every built-in task's recorded validation is current: its files are the ones the
-catalog suite validated (docs/catalog.json), and docs/catalog.md is the page rendered
-from that record. A task changed without running the catalog suite again fails here."""
+catalog suite validated (docs/catalog.json), its scenarios were chosen by the selection
+algorithm recon runs now, and docs/catalog.md is the page rendered from that record. A task
+changed, or a new selection algorithm, without running the catalog suite again fails here."""
 from __future__ import annotations
 
 import sys
@@ -12,6 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent / "catalog"))
 import record  # noqa: E402
 
 from recon import Registry  # noqa: E402
+from recon.mutation.selection import SELECTION_ALGORITHM  # noqa: E402
 from recon.registry import BUILTIN_PACKAGE  # noqa: E402
 
 REGISTRY = Registry.default(entry_points=False)
@@ -30,6 +32,10 @@ def test_the_recorded_validation_matches_the_task_files(name: str) -> None:
         return
     assert rec["digest"] == record.task_digest(name), (
         f"{name}'s files changed since its recorded validation; " + FIX.format(name=name))
+    assert rec.get("selection_algorithm") == SELECTION_ALGORITHM, (
+        f"{name} was validated on scenarios chosen by selection algorithm {rec.get('selection_algorithm', 'unrecorded')}; "
+        f"recon now selects with algorithm {SELECTION_ALGORITHM}, so a build publishes and withholds other "
+        "scenarios; " + FIX.format(name=name))
     assert rec["validate"] == "passed" and rec["harbor"] == {"oracle": 1.0, "nop": 0.0}
     assert rec["power"] <= 0.05 and rec["mutation_score"] >= 0.9
 

@@ -2,11 +2,14 @@
 
 Every built-in task has a record: either ``"validate": "pending"`` with the reason (the
 catalog page lists the task as not validated yet), or the digest of its files when it was last validated
-(the oracle's package folder and its sweep spec), what ``recon validate`` and Harbor
-said then, and the agent trials run on it. ``tests/test_catalog_record.py`` (in the
-default suite, so in CI) fails when a task's files no longer match its record, or when
-``docs/catalog.md`` is not the page rendered from the records: changing a task means
-running the catalog suite again (``pytest tests/catalog -m catalog``, see the README).
+(the oracle's package folder and its sweep spec) and the selection algorithm its build chose
+scenarios with, what ``recon validate`` and Harbor said then, and the agent trials run on it.
+``tests/test_catalog_record.py`` (in the default suite, so in CI) fails when a task's files
+no longer match its record, when recon now chooses its scenarios otherwise (a build today
+would publish and withhold other scenarios than the ones validated), or when
+``docs/catalog.md`` is not the page rendered from the records: changing a task, or how
+recon selects, means running the catalog suite again (``pytest tests/catalog -m catalog``,
+see the README).
 """
 from __future__ import annotations
 
@@ -78,8 +81,8 @@ def render(doc: dict[str, Any]) -> str:
         "# The catalog",
         "",
         "Every built-in task, as the catalog suite last validated it (`pytest tests/catalog -m catalog`; "
-        "this page is generated from `docs/catalog.json`, and CI fails when a task's files no longer match "
-        "its record). W is the reference solution's non-blank, non-comment lines; R the reward; the "
+        "this page is generated from `docs/catalog.json`, and CI fails when a task's files, or the "
+        "selection algorithm that chose its scenarios, no longer match its record). W is the reference solution's non-blank, non-comment lines; R the reward; the "
         "mutation score is the share of non-equivalent mutants of the reference that hidden scenarios "
         "plus probes kill; power is the share of the generator a wrong field may cover and still escape "
         "5 % of gradings. Trials: fresh agents given the task's container for 45 minutes "
@@ -104,7 +107,8 @@ def render(doc: dict[str, Any]) -> str:
             f"{r.get('evidence_level', '-')} | {r.get('n_public', '-')} / {r.get('n_hidden', '-')} / "
             f"{r.get('probes', '-')} | {base} | {_fmt(r.get('mutation_score'))} | "
             f"{_fmt(r.get('power'), '.1%') if r.get('power') is not None else '-'} | "
-            f"{_fmt(harbor.get('oracle'), '.1f')} / {_fmt(harbor.get('nop'), '.1f')} | {tr} | `{r.get('digest', '-')}` |")
+            f"{_fmt(harbor.get('oracle'), '.1f')} / {_fmt(harbor.get('nop'), '.1f')} | {tr} | `{r.get('digest', '-')}` "
+            f"(selection {r.get('selection_algorithm', '-')}) |")
     lines.append("")
     for name in sorted(tasks):
         r = tasks[name]
