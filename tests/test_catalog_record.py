@@ -33,7 +33,8 @@ def test_the_recorded_validation_matches_the_task_files(name: str) -> None:
     assert rec["digest"] == record.task_digest(name), (
         f"{name}'s files changed since its recorded validation; " + FIX.format(name=name))
     assert rec.get("selection_algorithm") == SELECTION_ALGORITHM, (
-        f"{name} was validated on scenarios chosen by selection algorithm {rec.get('selection_algorithm', 'unrecorded')}; "
+        f"{name} was validated on scenarios chosen by selection algorithm "
+        f"{rec.get('selection_algorithm', 'unrecorded')}; "
         f"recon now selects with algorithm {SELECTION_ALGORITHM}, so a build publishes and withholds other "
         "scenarios; " + FIX.format(name=name))
     assert rec["validate"] == "passed" and rec["harbor"] == {"oracle": 1.0, "nop": 0.0}

@@ -82,7 +82,8 @@ def render(doc: dict[str, Any]) -> str:
         "",
         "Every built-in task, as the catalog suite last validated it (`pytest tests/catalog -m catalog`; "
         "this page is generated from `docs/catalog.json`, and CI fails when a task's files, or the "
-        "selection algorithm that chose its scenarios, no longer match its record). W is the reference solution's non-blank, non-comment lines; R the reward; the "
+        "selection algorithm that chose its scenarios, no longer match its record). W is the reference "
+        "solution's non-blank, non-comment lines; R the reward; the "
         "mutation score is the share of non-equivalent mutants of the reference that hidden scenarios "
         "plus probes kill; power is the share of the generator a wrong field may cover and still escape "
         "5 % of gradings. Trials: fresh agents given the task's container for 45 minutes "
@@ -107,8 +108,8 @@ def render(doc: dict[str, Any]) -> str:
             f"{r.get('evidence_level', '-')} | {r.get('n_public', '-')} / {r.get('n_hidden', '-')} / "
             f"{r.get('probes', '-')} | {base} | {_fmt(r.get('mutation_score'))} | "
             f"{_fmt(r.get('power'), '.1%') if r.get('power') is not None else '-'} | "
-            f"{_fmt(harbor.get('oracle'), '.1f')} / {_fmt(harbor.get('nop'), '.1f')} | {tr} | `{r.get('digest', '-')}` "
-            f"(selection {r.get('selection_algorithm', '-')}) |")
+            f"{_fmt(harbor.get('oracle'), '.1f')} / {_fmt(harbor.get('nop'), '.1f')} | {tr} | "
+            f"`{r.get('digest', '-')}` (selection {r.get('selection_algorithm', '-')}) |")
     lines.append("")
     for name in sorted(tasks):
         r = tasks[name]

@@ -52,7 +52,8 @@ def test_catalog_task(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     stats = task_stats(built.path, run=False)
     mutation = by.get("mutation score")
     rec: dict[str, Any] = {
-        "digest": record.task_digest(name), "selection_algorithm": SELECTION_ALGORITHM, "version": oracle.version, "domain": oracle.domain,
+        "digest": record.task_digest(name), "selection_algorithm": SELECTION_ALGORITHM,
+        "version": oracle.version, "domain": oracle.domain,
         "tool": ", ".join(oracle.requires or oracle.toolkit), "toolkit": list(oracle.toolkit),
         "stages": len(oracle.stages), "work": work, "evidence_level": stats["evidence"]["level"],
         "n_public": stats["n_public"], "n_hidden": stats["n_hidden"], "probes": stats["probes"],
