@@ -350,6 +350,18 @@ def cons_ref(detail: dict[str, Any], contig: str, pos: int) -> str:
         "deletions": SetOf(doc="deletion calls as contig:position:-SEQ (SEQ: the deleted reference bases; "
                                "position: the base before them, 1-based)"),
     },
+    # what each output is computed from. Every statistic of the usable depth summarises the
+    # depth per position, which is no output itself: depth_windows publishes it at the
+    # finest grain (a zero-depth position more or less moves its window's mean by 1/250,
+    # far beyond the tolerance), so it stands for it. The calls judge each column's counts
+    # against its depth; the SNV counts and classes are read off the SNV list.
+    upstream={
+        **{name: ["depth_windows"] for name in ("mean_depth", "zero_depth", "max_depth", "max_depth_at", "called",
+                                                 "no_call", "snvs", "insertions", "deletions")},
+        "mismatch_rate": ["called", "depth_windows"],
+        "consensus_length": ["called", "no_call", "insertions"],
+        **{name: ["snvs"] for name in ("hom_snvs", "het_snvs", "transitions", "transversions")},
+    },
     inputs=make_inputs,
     input_docs={
         "reference": "the reference: FASTA, two contigs (chr1, chr2), 60 bases per line",
