@@ -162,17 +162,21 @@ class FieldAudit:
     pool_failure_rate: float | None = None
     explained: list[str] = dataclasses.field(default_factory=list)   # of graded_failed: an upstream field fails there too
     knife_edge: dict[str, Any] | None = None   # the oracle's own step near a hidden-only failure (knife_edge())
+    shown_by: list[str] = dataclasses.field(default_factory=list)   # fields of its same_rule group failing publicly
 
     @property
     def hidden_only(self) -> bool:
-        """Failing on graded cells while passing on every public scenario, at least once
-        without an upstream failure the public scenarios show beside it."""
-        return not self.public_failed and any(c not in self.explained for c in self.graded_failed)
+        """Failing on graded cells while passing on every public scenario, no field its
+        rule also computes failing publicly either, at least once without an upstream
+        failure the public scenarios show beside it."""
+        return (not self.public_failed and not self.shown_by
+                and any(c not in self.explained for c in self.graded_failed))
 
     def to_json(self) -> dict[str, Any]:
         return {"field": self.field, "public_failed": self.public_failed, "graded_failed": self.graded_failed,
                 "graded_checked": self.graded_checked, "hidden_only": self.hidden_only,
-                "explained_by_upstream": self.explained, "knife_edge": self.knife_edge,
+                "explained_by_upstream": self.explained, "shown_by_same_rule": self.shown_by,
+                "knife_edge": self.knife_edge,
                 "revealing": self.revealing, "pool_failure_rate": self.pool_failure_rate}
 
 
@@ -233,8 +237,10 @@ class AuditReport:
                         f"(stopped after {p.graded_run} of {p.graded_total} graded scenarios, failing "
                         f"{len(failing)} field(s) there)")
             consequences = any(f.explained and not f.public_failed for f in p.fields.values())
+            siblings = any(f.shown_by and f.graded_failed for f in p.fields.values())
             head += (f"; {len(bad)} hidden-only" if bad else "; every one also fails publicly"
-                     + (" or only beside a published failure of a field it is computed from" if consequences else ""))
+                     + (" or only beside a published failure of a field it is computed from" if consequences else "")
+                     + (" or where its rule fails publicly on another input" if siblings else ""))
             if p.contract:
                 head += f"; no usable output on {len(p.contract)} scenario(s)"
             lines.append(head)
@@ -257,7 +263,10 @@ class AuditReport:
                                  f"{k['typical']:.2f} x); no published scenario makes that fair: make the output "
                                  "continuous there, or its tolerance wider")
             for n, f in sorted(p.fields.items()):
-                if f.explained and not f.public_failed and not f.hidden_only:
+                if f.shown_by and f.graded_failed:
+                    lines.append(f"    {n}: fails {len(f.graded_failed)} graded cell(s) and no public one; the same rule "
+                                 f"fails publicly as {', '.join(f.shown_by)} (one rule, computed for each input)")
+                elif f.explained and not f.public_failed and not f.hidden_only:
                     lines.append(f"    {n}: fails {len(f.explained)} graded cell(s), each where a field it is computed "
                                  "from fails too, as it does publicly (a consequence, not a hidden behaviour)")
         lines.append(f"verdict: {'fair' if self.fair else f'{self.hidden_only} hidden-only behaviour(s)'}")
@@ -443,10 +452,14 @@ def _program_audit(label: str, public: list[Outcome], graded: list[Outcome], fie
                 if not ok:
                     per[n].graded_failed.append(oc.graded.id)
                     failing.setdefault(oc.graded.id, set()).add(n)
+    shown = {n for n, f in per.items() if f.public_failed}
+    for n, f in per.items():
+        # one rule computed for several inputs: a published failure of one of its fields shows it
+        if not f.public_failed:
+            f.shown_by = sorted(oracle.same_rule.get(n, frozenset()) & shown)
     if oracle.upstream:
         # a failure beside a published upstream failure is its consequence, not a hidden
         # behaviour (a run without usable output is one of its own: never explained)
-        shown = {n for n, f in per.items() if f.public_failed}
         for n, f in per.items():
             f.explained = [c for c in f.graded_failed if c in failing and oracle.explained(n, failing[c], shown)]
     return ProgramAudit(label, per, contract, len(outcomes), len(public), n_public, len(graded), n_graded)

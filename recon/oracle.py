@@ -78,6 +78,19 @@ class Oracle:
     evidence_reveals: dict[str, str] = field(default_factory=dict)
     evidence_level: str = "trace"
     upstream: dict[str, frozenset[str]] = field(default_factory=dict)   # field -> every field it is computed from
+    same_rule: dict[str, frozenset[str]] = field(default_factory=dict)  # field -> its group (itself included)
+
+    def behaviour(self, name: str) -> str:
+        """The behaviour a failure of output ``name`` shows: the field itself, or for a
+        field of a ``same_rule`` group the group (its fields joined by ``|``). One rule
+        computed for each of several inputs is one behaviour: a published failure of
+        either field shows it."""
+        group = self.same_rule.get(name)
+        return "|".join(sorted(group)) if group else name
+
+    def behaviour_fields(self, behaviour: str) -> frozenset[str]:
+        """The outputs whose failures show ``behaviour`` (see :meth:`behaviour`)."""
+        return frozenset(behaviour.split("|")) if behaviour not in self.outputs else frozenset((behaviour,))
 
     def explained(self, name: str, failing: Iterable[str], shown: Iterable[str]) -> bool:
         """Whether a failure of output ``name`` on one scenario is explained by another
@@ -86,7 +99,15 @@ class Oracle:
         show (``shown``). Fixing what they show may well fix ``name`` there; a failure of
         ``name`` with no such companion is a behaviour of its own."""
         ups = self.upstream.get(name, frozenset())
-        return not ups.isdisjoint(set(failing) & set(shown))
+        return not ups.isdisjoint(set(failing) & self.shown_fields(shown))
+
+    def shown_fields(self, failed: Iterable[str]) -> set[str]:
+        """The outputs whose behaviour published failures of ``failed`` show: those
+        fields and every field of their ``same_rule`` groups."""
+        out = set(failed)
+        for n in list(out):
+            out |= self.same_rule.get(n, frozenset())
+        return out
 
     # -- what the decorated function still does -------------------------------------
     def __call__(self, params: dict[str, Any], evidence: Path | str, inputs: dict[str, Path] | None = None) -> dict[str, Any]:
@@ -294,6 +315,29 @@ def _text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
+def _same_rule(decl: Any, outputs: dict[str, Output],
+               fail: Callable[[str, str], PluginError]) -> dict[str, frozenset[str]]:
+    """``same_rule=`` checked: groups of two or more outputs, each output in one group."""
+    if decl is None:
+        return {}
+    example = 'e.g. same_rule=[["source_noise", "target_noise"]]'
+    if isinstance(decl, (str, dict)) or not isinstance(decl, (list, tuple)):
+        raise fail(f"same_rule={decl!r} must be a list of groups of output names", example)
+    out: dict[str, frozenset[str]] = {}
+    for group in decl:
+        if isinstance(group, str) or not isinstance(group, (list, tuple, set, frozenset)) or len(set(group)) < 2:
+            raise fail(f"same_rule group {group!r} must list two or more output names", example)
+        unknown = sorted(str(g) for g in group if g not in outputs)
+        if unknown:
+            raise fail(f"same_rule group {sorted(group)} names {unknown}, which are not outputs", example)
+        twice = sorted(g for g in group if g in out)
+        if twice:
+            raise fail(f"same_rule puts {twice} in more than one group", "each output belongs to one group at most")
+        members = frozenset(group)
+        out.update({g: members for g in members})
+    return out
+
+
 def _upstream(decl: Any, outputs: dict[str, Output],
               fail: Callable[[str, str], PluginError]) -> dict[str, frozenset[str]]:
     """``upstream=`` checked and transitively closed: every name an output, no cycles."""
@@ -348,6 +392,7 @@ def oracle(
     baselines: str | Path | None = None,
     timeout: float = 30.0,
     upstream: dict[str, list[str] | tuple[str, ...]] | None = None,
+    same_rule: list[list[str] | tuple[str, ...]] | None = None,
 ) -> Callable[[Callable[..., dict[str, Any]]], Oracle]:
     """Declare a reference oracle (see DESIGN §2).
 
@@ -378,6 +423,12 @@ def oracle(
     closed). The fairness audit and stress selection read it: a program's failure of a
     field on a graded scenario where an upstream field fails too, and is shown failing
     publicly, is a consequence of a published behaviour, not a hidden one.
+
+    ``same_rule``: groups of outputs one rule computes, each for its own input (the
+    same function applied to the source and to the target scan, say; private). The
+    fairness audit and stress selection take them as one behaviour: a program's failure
+    of one field is shown by a published failure of any field of its group, since
+    fixing the rule fixes every field it computes.
     """
 
     def decorate(fn: Callable[..., dict[str, Any]]) -> Oracle:
@@ -517,6 +568,7 @@ def oracle(
         if not (isinstance(timeout, (int, float)) and not isinstance(timeout, bool) and 0 < timeout <= 3600):
             raise fail(f"timeout={timeout!r} must be seconds in (0, 3600]", "e.g. timeout=30")
         closed = _upstream(upstream, outputs, fail)
+        groups = _same_rule(same_rule, outputs, fail)
         recipe = inspect.getdoc(fn) or ""
         if not recipe.strip():
             raise fail(f"{fn.__name__} has no docstring",
@@ -528,6 +580,7 @@ def oracle(
             source_file=file, source_line=line, inputs=inputs, input_docs=idocs, reference=ref_path, evidence=ev,
             stages=tuple(s.strip() for s in stages), baselines_dir=base_dir, timeout=float(timeout),
             requires=tuple(requires), evidence_reveals=reveals, evidence_level=level, upstream=closed,
+            same_rule=groups,
         )
 
     return decorate

@@ -351,6 +351,8 @@ def mutation_summary(task: Task, registry: Registry | None = None, threshold: fl
 
     if task.root is None:  # pragma: no cover - validate checked it
         raise TaskError("mutation analysis needs the whole task")
+    from .mutation.operators import OPERATORS  # noqa: PLC0415 - start-up: as mutation_score below
+
     meta = task.meta
     oracle = resolve_oracle(task, registry)
     ident = canonjson.dumps_compact({
@@ -358,7 +360,7 @@ def mutation_summary(task: Task, registry: Registry | None = None, threshold: fl
         "reference": sha256_file(task.root / "solution" / "reconstruct.py"),
         "scenarios": [tree_digest(task.tests / "public"), tree_digest(task.tests / "hidden")],
         "key": meta["task_key"], "spec": meta["spec"], "outputs": meta["outputs"], "probes": meta.get("probes"),
-        "recon": __version__, "threshold": threshold})
+        "recon": __version__, "threshold": threshold, "operators": sorted(OPERATORS)})
     cache = recon_home() / "cache" / "mutation" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
     doc: dict[str, Any] | None = None
     if cache.is_file():
@@ -435,9 +437,14 @@ def fairness_row(task: Task, oracle: Oracle, runtime: Runtime, registry: Registr
     bad = [f"{p.label}: {f.field} ({len(f.graded_failed) - len(f.explained)} cell(s)"
            + (f", a knife edge along {f.knife_edge['axis']}" if f.knife_edge else "") + ")"
            for p in rep.programs for f in p.hidden_only]
-    beside = sum(len(f.explained) for p in rep.programs for f in p.fields.values() if not f.public_failed)
-    also = (f" ({beside} graded cell(s) fail only beside a published failure of a field they are computed from)"
-            if beside else "")
+    beside = sum(len(f.explained) for p in rep.programs for f in p.fields.values()
+                 if not f.public_failed and not f.shown_by)
+    sibling = sum(len(f.graded_failed) for p in rep.programs for f in p.fields.values() if f.shown_by)
+    also = "".join([f"; {beside} graded cell(s) fail only beside a published failure of a field they are computed "
+                    "from" if beside else "",
+                    f"; {sibling} graded cell(s) fail a field whose rule fails publicly on another input"
+                    if sibling else ""])
+    also = f" ({also[2:]})" if also else ""
     detail = (f"{n} program(s) on {rep.graded} graded scenarios: every failure also shows publicly{also}" if not bad
               else "hidden-only: " + "; ".join(bad[:4]) + " (recon audit lists the scenarios that would show them)")
     return ValidationRow("fairness", "0 hidden-only", len(bad), not bad, detail)

@@ -190,6 +190,58 @@ def test_a_failure_beside_a_published_upstream_failure_is_its_consequence(regist
     assert [f.field for f in plain.programs[0].hidden_only] == ["count"]
 
 
+def _same_rule(registry: Registry) -> Registry:
+    """tiny_series with ``count`` and ``rising`` declared one rule's fields (``same_rule=``)."""
+    group = frozenset({"count", "rising"})
+    declared = Registry()
+    declared.register(dataclasses.replace(registry.get("tiny_series"), same_rule={"count": group, "rising": group}),
+                      "tiny_series with count and rising computed by one rule")
+    return declared
+
+
+def test_a_field_is_shown_by_a_published_failure_of_its_rule_on_another_input(registry: Registry,
+                                                                             tmp_path: Path) -> None:
+    """``same_rule=`` groups the fields one rule computes for each of several inputs: a
+    program's hidden-only failure of ``count`` is shown when ``rising`` (its group) fails
+    publicly; without the declaration, or without that public failure, it is hidden-only."""
+    task = build_task(registry, "tiny_series", tmp_path / "t", n_public=4, n_hidden=6, probes=2,
+                      select="random").path
+    top = max(sd.parameters["a"] for sd in load_task(task).public())
+    rare = f'p["a"] > {top + (4.0 - top) / 3:.4f}'
+    sibling = _program(tmp_path, "sibling", f'if p["a"] > 1.0:\n    out["rising"] = not out["rising"]\nif {rare}:\n'
+                                            '    out["count"] += 1')
+    alone = _program(tmp_path, "alone", f'if p["a"] > 1.0:\n    out["summary"] *= 1.001\nif {rare}:\n'
+                                        '    out["count"] += 1')
+    nonces = ["n1", "n2", "n3", "n4", "n5", "n6"]
+    report = audit_programs(task, [("sibling", sibling), ("alone", alone)], runtime="local",
+                            registry=_same_rule(registry), nonces=nonces, pool_size=0)
+    by = {p.label: p for p in report.programs}
+    count = by["sibling"].fields["count"]
+    assert count.graded_failed and not count.public_failed and count.shown_by == ["rising"]
+    assert not by["sibling"].hidden_only
+    assert "the same rule fails publicly as rising" in report.render()
+    assert [f.field for f in by["alone"].hidden_only] == ["count"] and by["alone"].fields["count"].shown_by == []
+    plain = audit_programs(task, [("sibling", sibling)], runtime="local", registry=registry, nonces=nonces,
+                           pool_size=0)
+    assert [f.field for f in plain.programs[0].hidden_only] == ["count"]
+
+
+def test_selection_takes_one_rules_fields_as_one_behaviour(registry: Registry, tmp_path: Path) -> None:
+    """A revealed program failing both fields of a ``same_rule`` group is one behaviour to
+    show: a published failure of either field shows it, and the audit agrees."""
+    declared = _same_rule(registry)
+    both = _program(tmp_path, "both", 'if p["a"] > 3.6:\n    out["rising"] = not out["rising"]\n'
+                                      '    out["count"] += 1')
+    task = build_task(declared, "tiny_series", tmp_path / "declared", n_public=4, n_hidden=10, probes=2,
+                      select="stress", reveal=[both]).path
+    report = canonjson.read(task / "tests" / "selection.json")
+    assert report["revealed"] == [f"{both}: count|rising"] and report["unrevealed"] == []
+    [audited] = audit_programs(task, [("both", both)], runtime="local", registry=declared, nonces=["n1"],
+                               pool_size=0).programs
+    assert audited.fields["count"].public_failed or audited.fields["rising"].public_failed
+    assert not audited.hidden_only
+
+
 def test_selection_shows_a_consequence_failing_as_well_as_its_cause(registry: Registry, tmp_path: Path) -> None:
     """What a revealed program gets wrong only beside a failure of a field it is computed
     from (``upstream=``) is shown failing publicly too, not only the cause: the audit takes a

@@ -1,7 +1,9 @@
 """Every built-in task's recorded validation is current: its files are the ones the
 catalog suite validated (docs/catalog.json), its scenarios were chosen by the selection
-algorithm recon runs now, and docs/catalog.md is the page rendered from that record. A task
-changed, or a new selection algorithm, without running the catalog suite again fails here."""
+algorithm recon runs now from the mutants recon's operators make of its reference now, and
+docs/catalog.md is the page rendered from that record. A task changed, a new selection
+algorithm, or operators that make other mutants of a task's reference, without running the
+catalog suite again for it, fails here."""
 from __future__ import annotations
 
 import sys
@@ -13,6 +15,7 @@ sys.path.insert(0, str(Path(__file__).parent / "catalog"))
 import record  # noqa: E402
 
 from recon import Registry  # noqa: E402
+from recon.mutation.operators import OPERATORS  # noqa: E402
 from recon.mutation.selection import SELECTION_ALGORITHM  # noqa: E402
 from recon.registry import BUILTIN_PACKAGE  # noqa: E402
 
@@ -37,6 +40,9 @@ def test_the_recorded_validation_matches_the_task_files(name: str) -> None:
         f"{rec.get('selection_algorithm', 'unrecorded')}; "
         f"recon now selects with algorithm {SELECTION_ALGORITHM}, so a build publishes and withholds other "
         "scenarios; " + FIX.format(name=name))
+    assert rec.get("mutants") == record.mutants_digest(REGISTRY.get(name).reference), (
+        f"recon's mutation operators now make other mutants of {name}'s reference than the ones its recorded "
+        "build chose scenarios by, so a build publishes and withholds other scenarios; " + FIX.format(name=name))
     assert rec["validate"] == "passed" and rec["harbor"] == {"oracle": 1.0, "nop": 0.0}
     assert rec["power"] <= 0.05 and rec["mutation_score"] >= 0.9
 
@@ -47,6 +53,17 @@ def test_the_catalog_page_is_rendered_from_the_records() -> None:
     assert record.PAGE.read_text(encoding="utf-8") == record.render(doc), (
         "docs/catalog.md was edited by hand or not regenerated: edit docs/catalog.json (trials, notes) and run "
         "python tests/catalog/record.py, or record with the catalog suite")
+
+
+def test_a_new_operator_changes_the_mutants_digest_of_the_references_it_applies_to(tmp_path: Path) -> None:
+    """The mutants digest follows the operators: one that makes no mutant of a reference
+    leaves its digest (and record) alone."""
+    spread, plain = tmp_path / "spread.py", tmp_path / "plain.py"
+    spread.write_text("def f(a):\n    return a.std() + 1\n")
+    plain.write_text("def f(a):\n    return a.sum() + 1\n")
+    without = [op for op in OPERATORS if op != "ddof"]
+    assert record.mutants_digest(spread) != record.mutants_digest(spread, operators=without)
+    assert record.mutants_digest(plain) == record.mutants_digest(plain, operators=without)
 
 
 def test_a_changed_file_changes_the_digest(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

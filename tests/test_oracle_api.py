@@ -110,6 +110,9 @@ def test_decorated_function_stays_callable(tmp_path: Path) -> None:
     ({"upstream": {"y": "y"}}, r"upstream\['y'\] = 'y' must be a list of output names"),
     ({"upstream": {"y": ["w"]}}, r"upstream\['y'\] names \['w'\], which are not outputs"),
     ({"upstream": {"y": ["y"]}}, r"upstream has a cycle through 'y'"),
+    ({"same_rule": {"y": ["y"]}}, r"same_rule=\{'y': \['y'\]\} must be a list of groups of output names"),
+    ({"same_rule": [["y"]]}, r"same_rule group \['y'\] must list two or more output names"),
+    ({"same_rule": [["y", "w"]]}, r"same_rule group \['w', 'y'\] names \['w'\], which are not outputs"),
 ])
 def test_broken_declarations_name_plugin_file_field_and_fix(overrides: dict, pattern: str) -> None:
     with pytest.raises(PluginError) as info:
@@ -133,6 +136,22 @@ def test_upstream_is_closed_and_explains_only_beside_a_shown_failure() -> None:
     assert _declare().upstream == {}
     with pytest.raises(PluginError, match="cycle through"):
         _declare(outputs=outs, upstream={"a": ["c"], "c": ["b"], "b": ["a"]})
+
+
+def test_same_rule_groups_are_one_behaviour_shown_by_either_field() -> None:
+    outs = {n: Number(abs=1e-6, doc=n) for n in ("src_n", "tgt_n", "src_pts", "tgt_pts", "pose")}
+    o = _declare(outputs=outs, same_rule=[["src_n", "tgt_n"], ["src_pts", "tgt_pts"]],
+                 upstream={"src_pts": ["src_n"], "pose": ["src_pts"]})
+    assert o.same_rule["src_n"] == o.same_rule["tgt_n"] == frozenset({"src_n", "tgt_n"})
+    assert o.behaviour("tgt_n") == o.behaviour("src_n") == "src_n|tgt_n" and o.behaviour("pose") == "pose"
+    assert o.behaviour_fields("src_n|tgt_n") == {"src_n", "tgt_n"} and o.behaviour_fields("pose") == {"pose"}
+    assert o.shown_fields({"tgt_n", "pose"}) == {"src_n", "tgt_n", "pose"}
+    # an upstream failure shown publicly on the other scan explains its consequence here
+    assert o.explained("src_pts", failing={"src_n", "src_pts"}, shown={"tgt_n"})
+    assert not o.explained("src_pts", failing={"src_pts"}, shown={"tgt_n"})
+    assert _declare().same_rule == {}
+    with pytest.raises(PluginError, match=r"same_rule puts \['src_n'\] in more than one group"):
+        _declare(outputs=outs, same_rule=[["src_n", "tgt_n"], ["src_n", "pose"]])
 
 
 def test_missing_docstring_is_refused() -> None:

@@ -417,6 +417,12 @@ def _stage_trace(detail: dict[str, Any], params: dict[str, Any]) -> dict[str, An
            for name in ("vanished_points", "appeared_points", "source_occluded", "target_occluded", "source_unseen",
                         "target_unseen")},
     },
+    # what one rule computes for each scan alike (the spurious-return cut, the ground
+    # classification and the thinning run on each scan's own file): a published failure on
+    # either scan shows the rule. (The change counts are not grouped: the two look-ups
+    # move the points in opposite directions.)
+    same_rule=[["source_noise", "target_noise"], ["source_ground", "target_ground"],
+               ["source_points", "target_points"]],
     evidence={
         "stages.json": Evidence(
             "per-stage counts and results (summary): for each scan the returns read, how many were rejected as "

@@ -13,7 +13,9 @@ relational replacements restricted to the sufficient set of Kaminski, Ammann and
 Offutt (each relational operator is replaced by the two that subsume the others), plus
 the ones scientific code needs: statement deletion, an early ``return`` of the
 function's final value, off-by-one on slice bounds and ``range`` stops, relative
-nudges of float constants, and min/max-style function swaps. String literals are not
+nudges of float constants, min/max-style function swaps, and the population and sample
+forms of a spread (``ddof``: a standard deviation over n or n - 1, the commonest way two
+honest implementations of one statistic differ). String literals are not
 mutated (in a reference they are dictionary keys and library option names: their
 mutants only crash).
 
@@ -60,6 +62,8 @@ OPERATORS: dict[str, str] = {
     "zero_loop": "make a for loop iterate over nothing",
     "break_continue": "swap break / continue",
     "swap_call": "swap min/max, argmin/argmax, floor/ceil, any/all in a call",
+    "ddof": "flip a spread between its population and sample forms (std()/var() gain ddof=1; pstdev <-> stdev, "
+            "pvariance <-> variance)",
 }
 
 _COMPARE_SUBSTITUTES = {  # sufficient relational replacements
@@ -79,6 +83,9 @@ _SWAP_NAMES = {
     "argmin": "argmax", "argmax": "argmin", "floor": "ceil", "ceil": "floor", "any": "all", "all": "any",
     "minimum": "maximum", "maximum": "minimum",
 }
+#: numpy's spreads (population by default: ``ddof=0``) and the statistics module's pairs
+_SPREADS = ("std", "var", "nanstd", "nanvar")
+_SAMPLE_PAIRS = {"pstdev": "stdev", "stdev": "pstdev", "pvariance": "variance", "variance": "pvariance"}
 _OPS: dict[str, Callable[[Any, Any], Any]] = {
     "<": _op.lt, "<=": _op.le, ">": _op.gt, ">=": _op.ge, "==": _op.eq, "!=": _op.ne,
     "+": _op.add, "-": _op.sub, "*": _op.mul, "/": _op.truediv, "//": _op.floordiv, "%": _op.mod,
@@ -509,6 +516,18 @@ def _edits(source: str) -> Iterator[_Edit]:
                 func.attr.value if isinstance(func, cst.Attribute) else None)
             if name in _SWAP_NAMES:
                 add("swap_call", func if isinstance(func, cst.Name) else func.attr, _SWAP_NAMES[name])
+            if name in _SAMPLE_PAIRS:
+                add("ddof", func if isinstance(func, cst.Name) else func.attr, _SAMPLE_PAIRS[name])
+            if name in _SPREADS and not any(a.star or (a.keyword is not None and a.keyword.value == "ddof")
+                                            for a in node.args):
+                # the sample form (an explicit ddof loses it by drop_kwarg)
+                args = list(node.args)
+                if args:
+                    args[-1] = args[-1].with_changes(comma=cst.Comma(whitespace_after=cst.SimpleWhitespace(" ")))
+                no_space = cst.SimpleWhitespace("")
+                args.append(cst.Arg(keyword=cst.Name("ddof"), value=cst.Integer("1"),
+                                    equal=cst.AssignEqual(whitespace_before=no_space, whitespace_after=no_space)))
+                replace_with("ddof", node, node.with_changes(args=args))
             if name == "range" and node.args and not any(a.keyword or a.star for a in node.args):
                 stop = node.args[0 if len(node.args) == 1 else 1].value
                 if not isinstance(stop, cst.Integer):  # a literal stop is nudged by "number"

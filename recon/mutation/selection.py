@@ -65,7 +65,7 @@ from ..runtimes.snapshot import tree_digest
 from ..sweep import (HIDDEN_PREFIX, SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_draws, cover_scenarios,
                      effective_axes, hidden_scenarios, pool_scenarios, probe_scenarios, public_scenarios, recon_home)
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
-from .operators import subsample
+from .operators import OPERATORS, subsample
 from .pool import prepare_workspace
 from .store import VerdictStore
 from .worker import CONTRACT
@@ -248,9 +248,10 @@ def _selection_cache(oracle: Oracle, spec: SweepSpec, key: bytes,
     ident = canonjson.dumps_compact({
         "oracle": oracle.name, "version": oracle.version, "recon": __version__, "spec": spec.to_json(),
         "probes": spec.probes if reveal else None, "code": oracle.source_digest(), "key": key.hex(),
-        "budget": budget, "algorithm": SELECTION_ALGORITHM,
+        "budget": budget, "algorithm": SELECTION_ALGORITHM, "operators": sorted(OPERATORS),
         **({"reveal_budget": spec.reveal_budget} if reveal and spec.reveal_budget else {}),
         "upstream": {name: sorted(ups) for name, ups in sorted(oracle.upstream.items())},
+        **({"same_rule": sorted({oracle.behaviour(n) for n in oracle.same_rule})} if oracle.same_rule else {}),
         "reveal": [tree_digest(p, skip_caches=True) if Path(p).is_dir() else hashlib.sha256(Path(p).read_bytes()).hexdigest()
                    for _, p in reveal]})
     return recon_home() / "cache" / "selection" / f"{hashlib.sha256(ident.encode()).hexdigest()[:32]}.json"
@@ -905,14 +906,14 @@ class _Revealer:
         first = [c for c in dict.fromkeys(prefer) if c in set(cands)]
         for label, f in behaviours:
             p = index[label]
-            at = [points[c] for c in seen if f in self.fails.get((p, c), ()) and c in points]
+            at = [points[c] for c in seen if self._shows(p, c, f) and c in points]
             order = sorted((c for c in cands if c not in first),
                            key=lambda c: (min((_distance(points[c], q) for q in at), default=0.0), c))
             queues[(p, f)] = first + (order[:tries] if tries is not None else order)
         deadline = self._deadline(1.0)
         while queues:
             for (p, f), order in list(queues.items()):
-                if not order or sum(f in self.fails.get((p, c), ()) for c in cands) >= want:
+                if not order or sum(self._shows(p, c, f) for c in cands) >= want:
                     del queues[(p, f)]
             # round robin over the behaviours, one candidate each, until the workers have
             # enough to do (a few behaviours left: several candidates each)
@@ -941,26 +942,32 @@ class _Revealer:
         index = {label: i for i, (label, _) in enumerate(self.programs)}
         self._run_pairs([(index[label], c) for c in cases for label in labels], self._deadline(1.0))
 
+    def _shows(self, p: int, c: int, behaviour: str) -> bool:
+        """Whether program ``p``'s run on case ``c`` fails a field showing ``behaviour``."""
+        return not self.eng.oracle.behaviour_fields(behaviour).isdisjoint(self.fails.get((p, c), ()))
+
     def caught(self, cases: Sequence[int], *, consequences: bool = False) -> list[tuple[str, str]]:
-        """(program, field) pairs some of ``cases`` catches, apart from a field's failures
+        """(program, behaviour) pairs some of ``cases`` catches, apart from a field's failures
         beside a failure of a field it is computed from (the oracle's ``upstream``): that
         one is caught too, and showing it shows their cause. ``consequences``: those
-        instead, the fields caught only beside their cause."""
+        instead, the fields caught only beside their cause. A behaviour is a field, or the
+        fields one rule computes for several inputs (the oracle's ``same_rule``): a failure
+        of any of them shows it."""
         within = set(cases)
-        explained = self.eng.oracle.explained
+        oracle = self.eng.oracle
+        explained = oracle.explained
         own: set[tuple[str, str]] = set()
         beside: set[tuple[str, str]] = set()
         for (p, c), bad in self.fails.items():
             if c in within:
                 for f in bad:
                     mine = (p, c) in self.broken or not explained(f, bad, bad)
-                    (own if mine else beside).add((self.programs[p][0], f))
+                    (own if mine else beside).add((self.programs[p][0], oracle.behaviour(f)))
         return sorted(beside - own if consequences else own)
 
     def rows_by_name(self, behaviours: Sequence[tuple[str, str]], cases: Sequence[int]) -> dict[tuple[str, str], set[int]]:
         index = {label: i for i, (label, _) in enumerate(self.programs)}
-        return {(label, f): {c for c in cases if f in self.fails.get((index[label], c), set())}
-                for label, f in behaviours}
+        return {(label, f): {c for c in cases if self._shows(index[label], c, f)} for label, f in behaviours}
 
     def rows(self, behaviours: Sequence[tuple[str, str]], cases: Sequence[int]) -> dict[int, set[int]]:
         """Set-cover rows for the behaviours, keyed apart from the mutants' ids."""

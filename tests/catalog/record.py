@@ -2,11 +2,13 @@
 
 Every built-in task has a record: either ``"validate": "pending"`` with the reason (the
 catalog page lists the task as not validated yet), or the digest of its files when it was last validated
-(the oracle's package folder and its sweep spec) and the selection algorithm its build chose
-scenarios with, what ``recon validate`` and Harbor said then, and the agent trials run on it.
-``tests/test_catalog_record.py`` (in the default suite, so in CI) fails when a task's files
-no longer match its record, when recon now chooses its scenarios otherwise (a build today
-would publish and withhold other scenarios than the ones validated), or when
+(the oracle's package folder and its sweep spec), the selection algorithm its build chose
+scenarios with and the digest of the mutants recon's operators made of its reference (what
+the selection chose them by), what ``recon validate`` and Harbor said then, and the agent
+trials run on it. ``tests/test_catalog_record.py`` (in the default suite, so in CI) fails
+when a task's files no longer match its record, when recon now chooses its scenarios
+otherwise (another algorithm, or operators that make other mutants of its reference: a
+build today would publish and withhold other scenarios than the ones validated), or when
 ``docs/catalog.md`` is not the page rendered from the records: changing a task, or how
 recon selects, means running the catalog suite again (``pytest tests/catalog -m catalog``,
 see the README).
@@ -40,6 +42,18 @@ def task_digest(name: str) -> str:
     for p in task_files(name):
         h.update(p.relative_to(ROOT).as_posix().encode() + b"\0" + hashlib.sha256(p.read_bytes()).digest())
     return h.hexdigest()[:16]
+
+
+def mutants_digest(reference: Path, operators: Any = None) -> str:
+    """The mutants recon's operators make of a reference program, as stress selection
+    makes them (every line, the per-line cap): a new operator or a changed one changes
+    this digest only for the references it applies to."""
+    from recon.mutation import DEFAULT_MAX_PER_LINE
+    from recon.mutation.operators import generate_mutants
+
+    made = generate_mutants(reference.read_text(encoding="utf-8"), operators=operators,
+                            max_per_line=DEFAULT_MAX_PER_LINE)
+    return hashlib.sha256("\n".join(sorted(m.key for m in made.mutants)).encode()).hexdigest()[:16]
 
 
 def load() -> dict[str, Any]:

@@ -53,6 +53,7 @@ def test_catalog_task(name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     mutation = by.get("mutation score")
     rec: dict[str, Any] = {
         "digest": record.task_digest(name), "selection_algorithm": SELECTION_ALGORITHM,
+        "mutants": record.mutants_digest(oracle.reference),
         "version": oracle.version, "domain": oracle.domain,
         "tool": ", ".join(oracle.requires or oracle.toolkit), "toolkit": list(oracle.toolkit),
         "stages": len(oracle.stages), "work": work, "evidence_level": stats["evidence"]["level"],
