@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from recon import Registry, canonjson
 from recon.audit import audit_programs, baseline_workspace
 from recon.build import build_task
 from recon.audit import DEFAULT_NONCES
-from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE, reveal_draw_key
+from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE, reveal_draw_key, reveal_programs, reveal_variants
 from recon.sweep import SweepSpec, probe_scenarios
 from recon.grader import RunMemo, grade, run_outcomes
 from recon.runtimes import get_runtime
@@ -261,6 +262,32 @@ def test_selection_shows_a_consequence_failing_as_well_as_its_cause(registry: Re
                                pool_size=0).programs
     assert audited.fields["count"].public_failed and audited.fields["summary"].public_failed
     assert not audited.hidden_only
+
+
+def test_the_references_variants_are_revealed_like_independent_programs(tmp_path: Path) -> None:
+    """A stress selection reveals the reference's variants (``VARIANT_OPERATORS``: here a
+    population deviation taken over n - 1) like independent programs: whatever the hidden
+    set and the probe draws catch in one, a published scenario shows. They are written
+    the same on every machine, so that their kept runs apply anywhere."""
+    fixture = tmp_path / "tiny"
+    shutil.copytree(TINY.parent, fixture)
+    ref = fixture / "reference.py"
+    ref.write_text("import statistics\n" + REFERENCE.replace(COUNT, '"count": sum(t > statistics.pstdev(terms) '
+                                                                      'for t in terms)'))
+    reg = Registry.default(entry_points=False)
+    reg.load_plugin_file(fixture / "tiny.py")
+    oracle = reg.get("tiny_series")
+    [(label, program)] = reveal_variants(oracle, tmp_path / "v1")
+    assert label == "variant line 11: pstdev -> stdev" and "statistics.stdev(terms)" in program.read_text()
+    assert [p.read_text() for _, p in reveal_variants(oracle, tmp_path / "v2")] == [program.read_text()]
+    spec = SweepSpec(n_public=4, n_hidden=10, seed=0, select="stress")
+    assert reveal_programs(oracle, spec) == [] and len(reveal_programs(oracle, spec, tmp_path / "v3")) == 1
+    task = build_task(reg, "tiny_series", tmp_path / "t", n_public=4, n_hidden=10, probes=2, select="stress").path
+    report = canonjson.read(task / "tests" / "selection.json")
+    assert report["revealed"] == ["variant line 11: pstdev -> stdev: count"] and report["unrevealed"] == []
+    audit = audit_programs(task, [("variant", program)], runtime="local", registry=reg, nonces=["n1", "n2"],
+                           pool_size=0)
+    assert audit.programs[0].fields["count"].public_failed and audit.fair
 
 
 def test_reveal_makes_a_public_scenario_show_what_the_hidden_set_catches(registry: Registry, tmp_path: Path) -> None:
