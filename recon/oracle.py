@@ -90,7 +90,7 @@ class Oracle:
 
     def behaviour_fields(self, behaviour: str) -> frozenset[str]:
         """The outputs whose failures show ``behaviour`` (see :meth:`behaviour`)."""
-        return frozenset(behaviour.split("|")) if behaviour not in self.outputs else frozenset((behaviour,))
+        return self.same_rule.get(behaviour.split("|", 1)[0], frozenset((behaviour,)))
 
     def explained(self, name: str, failing: Iterable[str], shown: Iterable[str]) -> bool:
         """Whether a failure of output ``name`` on one scenario is explained by another
@@ -321,7 +321,7 @@ def _same_rule(decl: Any, outputs: dict[str, Output],
     if decl is None:
         return {}
     example = 'e.g. same_rule=[["source_noise", "target_noise"]]'
-    if isinstance(decl, (str, dict)) or not isinstance(decl, (list, tuple)):
+    if not isinstance(decl, (list, tuple)):
         raise fail(f"same_rule={decl!r} must be a list of groups of output names", example)
     out: dict[str, frozenset[str]] = {}
     for group in decl:

@@ -440,11 +440,10 @@ def fairness_row(task: Task, oracle: Oracle, runtime: Runtime, registry: Registr
     beside = sum(len(f.explained) for p in rep.programs for f in p.fields.values()
                  if not f.public_failed and not f.shown_by)
     sibling = sum(len(f.graded_failed) for p in rep.programs for f in p.fields.values() if f.shown_by)
-    also = "".join([f"; {beside} graded cell(s) fail only beside a published failure of a field they are computed "
-                    "from" if beside else "",
-                    f"; {sibling} graded cell(s) fail a field whose rule fails publicly on another input"
-                    if sibling else ""])
-    also = f" ({also[2:]})" if also else ""
+    notes = ([f"{beside} graded cell(s) fail only beside a published failure of a field they are computed from"]
+             if beside else []) + ([f"{sibling} graded cell(s) fail a field whose rule fails publicly on another "
+                                    "input"] if sibling else [])
+    also = f" ({'; '.join(notes)})" if notes else ""
     detail = (f"{n} program(s) on {rep.graded} graded scenarios: every failure also shows publicly{also}" if not bad
               else "hidden-only: " + "; ".join(bad[:4]) + " (recon audit lists the scenarios that would show them)")
     return ValidationRow("fairness", "0 hidden-only", len(bad), not bad, detail)
