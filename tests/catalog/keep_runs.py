@@ -4,14 +4,18 @@ and ``kept/verdicts.json.gz``.
 A build whose sweep spec reveals programs runs each of them on the scenarios its stress
 selection draws; most of those (the public candidates, the revealing probe draws) are
 drawn alike whatever the secret, and a first build on a new machine would run them all
-again. This script builds each named built-in once, in a throwaway ``$RECON_HOME`` with a
-throwaway secret, and ships what its revealed programs printed there
-(:class:`recon.grader.ShippedRuns`) and its mutants' verdicts
-(:class:`recon.mutation.store.VerdictStore`): a later build looks a run up by the
-program's and the scenario's content, a verdict by the mutant's edit and the scenario's
-parameters, and runs only what it does not find.
+again. This script builds each named built-in several times (``--secrets``, default
+:data:`SECRETS`) in one throwaway ``$RECON_HOME``, each build with a throwaway secret, and
+ships what its revealed programs printed there (:class:`recon.grader.ShippedRuns`) and its
+mutants' verdicts (:class:`recon.mutation.store.VerdictStore`): a later build looks a run
+up by the program's and the scenario's content, a verdict by the mutant's edit and the
+scenario's parameters, and runs only what it does not find. Which public candidates a
+build runs its programs on (those nearest to where a program failed on the keyed hidden
+scenarios, the extra public pool when some mutant's kill is not shown yet, the extra rounds
+of draws) depends on its secret; builds with more secrets ship more of what a first build
+elsewhere would otherwise run, each costing only the runs the earlier ones did not make.
 
-    python tests/catalog/keep_runs.py [NAME ...]    # default: the three core built-ins
+    python tests/catalog/keep_runs.py [--secrets N] [NAME ...]    # default: the three core built-ins
 
 ``tests/test_kept_runs.py`` (in the default suite, so in CI) fails when a shipped file no
 longer matches its oracle (its code, its revealed programs, recon's version or the limits
@@ -27,7 +31,11 @@ import time
 from pathlib import Path
 
 
-def keep(name: str) -> None:
+#: builds (each with its own throwaway secret) whose secret-independent work is shipped
+SECRETS = 3
+
+
+def keep(name: str, secrets_: int = SECRETS) -> None:
     from recon.build import build_task
     from recon.grader import ShippedRuns
     from recon.mutation.selection import ship_kept
@@ -46,11 +54,14 @@ def keep(name: str) -> None:
     with tempfile.TemporaryDirectory(prefix="recon-keep-") as tmp:
         os.environ["RECON_HOME"] = str(Path(tmp) / "home")
         t0 = time.perf_counter()
-        build_task(reg, name, Path(tmp) / "tasks", secret=secrets.token_hex(16), workers=os.cpu_count() or 1,
-                   log=lambda msg: print(f"  {msg}", flush=True))
+        for i in range(secrets_):
+            print(f"{name}: build {i + 1} of {secrets_} (a throwaway secret)", flush=True)
+            build_task(reg, name, Path(tmp) / "tasks", secret=secrets.token_hex(16), workers=os.cpu_count() or 1,
+                       log=lambda msg: print(f"  {msg}", flush=True))
         runs, verdicts = ship_kept(oracle, spec)
     print(f"{name}: {runs} runs ({files[0].stat().st_size // 1024} KiB) and {verdicts} mutant verdicts "
-          f"({files[1].stat().st_size // 1024} KiB) in {files[0].parent}; built in {time.perf_counter() - t0:.0f} s",
+          f"({files[1].stat().st_size // 1024} KiB) in {files[0].parent}; {secrets_} builds in "
+          f"{time.perf_counter() - t0:.0f} s",
           flush=True)
 
 
@@ -59,5 +70,11 @@ CORE = ("lidar_icp", "chem_smarts", "acoustic_beamforming")
 
 
 if __name__ == "__main__":
-    for n in sys.argv[1:] or CORE:
-        keep(n)
+    args = sys.argv[1:]
+    count = SECRETS
+    if args[:1] == ["--secrets"]:
+        if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
+            raise SystemExit("usage: keep_runs.py [--secrets N] [NAME ...]  (N >= 1)")
+        count, args = int(args[1]), args[2:]
+    for n in args or CORE:
+        keep(n, count)
