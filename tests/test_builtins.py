@@ -62,8 +62,8 @@ def test_a_default_build_follows_its_sweep_spec(name: str, built: dict[str, Path
 def test_the_reference_scores_one_on_the_default_build(name: str, built: dict[str, Path]) -> None:
     """Graded in warm sessions (the interpreter and its imports once per worker: on
     acoustic_beamforming the imports are 0.8 s of a 1.1 s run). The cold path, one fresh
-    interpreter per run as the verifier grades, is tested on lidar_icp's default build by the
-    README task's validate, on small builds of every built-in by Harbor's run of a dataset
+    interpreter per run as the verifier grades, is tested on the default builds of chem_smarts and
+    lidar_icp by the README tasks' validate, on small builds of every built-in by Harbor's run of a dataset
     (tests/test_harbor.py), and on these default builds under Harbor by the catalog suite."""
     g = grade(built[name], built[name] / "solution", runtime="local", nonce="ci", workers=2, warm=True)
     assert g["reward"] == 1.0 and g["binary"] == 1, g["rung"]
@@ -72,15 +72,17 @@ def test_the_reference_scores_one_on_the_default_build(name: str, built: dict[st
     assert g["runs"] == min(len(meta["public"]), 100) + len(meta["hidden"]) + int(meta["probes"])
 
 
-def test_the_readme_task_validates(built: dict[str, Path]) -> None:
-    """The README's task (lidar_icp, default build): every row ok, the power row included,
-    and at least two baselines that earn partial credit and fall short of 1.0. The other
+@pytest.mark.parametrize("name", ["chem_smarts", "lidar_icp"])
+def test_the_readme_tasks_validate(name: str, built: dict[str, Path]) -> None:
+    """The README's first command's task (chem_smarts) and its tour's (lidar_icp), default
+    builds: every row ok, the power row included, and at least two baselines that earn
+    partial credit and fall short of 1.0. The other
     built-ins' validation, the mutation analysis and the fairness audit (thousands of runs on
     60 graded scenarios) are the catalog suite's (tests/catalog), whose recorded result
     tests/test_catalog_record.py keeps current; tests/test_mutate.py and tests/test_audit.py
     test both on small oracles, tests/test_checks.py the rung-5 controls validate does not run
     on every built-in."""
-    rows, work = validate(built["lidar_icp"], mutation=None, fairness=False)
+    rows, work = validate(built[name], mutation=None, fairness=False)
     failed = [(r.name, r.detail) for r in rows if not r.passed]
     assert failed == []
     names = {r.name for r in rows}

@@ -85,7 +85,7 @@ def cli() -> None:
     """recon turns a parameterized reference oracle into a Harbor task whose hidden
     scenarios an agent must reproduce, and grades submissions on a six-rung ladder.
 
-    Start with `recon list`, `recon build lidar_icp`, then `recon validate tasks/lidar_icp`.
+    Start with `recon list`, `recon build chem_smarts`, then `recon validate tasks/chem_smarts`.
     """
 
 

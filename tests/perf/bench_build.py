@@ -65,17 +65,21 @@ def test_cold_default_build(name: str, tmp_path: Path, record: Callable[..., Non
                   f"left out (every field already failed), {sel.get('program_runs_not_made')} past the budget")
 
 
-def test_readme_first_command(tmp_path: Path, record: Callable[..., None]) -> None:
-    """`recon build lidar_icp && recon validate tasks/lidar_icp --runtime local` from a cold
-    RECON_HOME (the README's first command after `pip install .`). Goal: <= 180 s."""
+@pytest.mark.parametrize("name", ["chem_smarts", "lidar_icp"])
+def test_readme_first_command(name: str, tmp_path: Path, record: Callable[..., None]) -> None:
+    """`recon build NAME && recon validate tasks/NAME --runtime local` from a cold
+    RECON_HOME: the README's first command (chem_smarts) after `pip install .`, goal
+    <= 180 s, and the same for the README tour's lidar_icp, reported beside it."""
     env = {**os.environ, "RECON_HOME": str(tmp_path / "home")}
     env.pop("RECON_SECRET", None)
     t0 = time.perf_counter()
-    subprocess.run([*_recon(), "build", "lidar_icp", "--out", str(tmp_path / "tasks"), "-q"], env=env, check=True,
+    subprocess.run([*_recon(), "build", name, "--out", str(tmp_path / "tasks"), "-q"], env=env, check=True,
                    capture_output=True)
     built = time.perf_counter() - t0
-    proc = subprocess.run([*_recon(), "validate", str(tmp_path / "tasks" / "lidar_icp"), "--runtime", "local", "-q"],
+    proc = subprocess.run([*_recon(), "validate", str(tmp_path / "tasks" / name), "--runtime", "local", "-q"],
                           env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]
-    record("README first command wall (s)", wall, "<= 180", detail=f"build {built:.0f} s, validate {wall - built:.0f} s")
+    first = name == "chem_smarts"
+    record(f"{'README first command' if first else 'the same command for ' + name} wall (s)", wall,
+           "<= 180" if first else None, detail=f"build {built:.0f} s, validate {wall - built:.0f} s")
