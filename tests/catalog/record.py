@@ -28,8 +28,11 @@ PAGE = ROOT / "docs" / "catalog.md"
 
 def task_files(name: str) -> list[Path]:
     """The files that decide a built-in task: its package folder and its sweep spec (not
-    the runs it ships in ``kept/``: a cache of what its programs print, which decides
-    nothing a build makes; ``tests/test_kept_runs.py`` keeps it current)."""
+    the runs it ships in ``kept/``: a cache of what its programs print and its mutants'
+    verdicts, which changes no run's result; where the selection budget binds, a build that
+    finds more of them decides more mutants in its budget and may choose other scenarios,
+    as another secret or a warm ``$RECON_HOME`` would; ``tests/test_kept_runs.py`` keeps
+    it current)."""
     pkg = ROOT / "artifacts" / name
     files = [p for p in sorted(pkg.rglob("*")) if p.is_file() and "__pycache__" not in p.parts
              and p.suffix != ".pyc" and p.relative_to(pkg).parts[0] != "kept"]
