@@ -28,6 +28,7 @@ from .checks import Graded, Outcome
 from .errors import TaskError
 from .grader import RunMemo, draw_probes, grade, graded_from, resolve_oracle, run_outcomes
 from .mutation.pool import PreparedPool, evaluate_program, prepare_pool, prepare_workspace
+from .mutation.selection import reveal_variants
 from .oracle import Oracle
 from .registry import Registry
 from .runtimes import Runtime, SessionPool, get_runtime
@@ -470,11 +471,17 @@ def audit_baselines(task: Task, oracle: Oracle, *, runtime: Runtime, registry: R
                     log: Callable[[str], None] | None = None, memo: RunMemo | None = None,
                     probe_cache: Path | None = None) -> AuditReport:
     """The fairness audit over the oracle's baselines (each in the workspace its gradings
-    use: :func:`baseline_workspace`) and its ``independent/`` programs; ``memo`` and
-    ``probe_cache`` as for :func:`audit_programs`."""
+    use: :func:`baseline_workspace`), its ``independent/`` programs and, on a task whose
+    scenarios stress selection chose, the reference's variants that selection revealed
+    (:func:`recon.mutation.selection.reveal_variants`); ``memo`` and ``probe_cache`` as for
+    :func:`audit_programs`."""
     with tempfile.TemporaryDirectory(prefix="recon-audit-baselines-") as tmp:
         programs = [(f"baseline {b.name}", baseline_workspace(task, b.path, Path(tmp) / b.name))
                     for b in oracle.baselines]
         programs += [(f"independent {b.name}", b.path) for b in oracle.independent]
+        if task.meta.get("spec", {}).get("select") == "stress":
+            programs += reveal_variants(oracle, Path(tmp) / "variants")
+        if not programs:   # nothing to audit: no probes drawn
+            return AuditReport(str(task.meta["task"]), list(nonces), 0, [], pool_size)
         return audit_programs(task, programs, runtime=runtime, registry=registry, nonces=nonces,
                               pool_size=pool_size, log=log, memo=memo, probe_cache=probe_cache)

@@ -425,15 +425,16 @@ def power_row(task: Task) -> ValidationRow:
 def fairness_row(task: Task, oracle: Oracle, runtime: Runtime, registry: Registry,
                  log: Callable[[str], None] | None = None, memo: RunMemo | None = None,
                  probe_cache: Path | None = None) -> ValidationRow:
-    """The fairness audit (recon.audit) over the oracle's baselines and ``independent/``
-    programs: no graded cell a program fails while it passes that field publicly.
-    ``memo`` and ``probe_cache``: the baselines' runs and probes their gradings made."""
-    n = len(oracle.baselines) + len(oracle.independent)
-    if not n:
-        return ValidationRow("fairness", "0 hidden-only", 0, True,
-                             "no baseline or independent program to audit")
+    """The fairness audit (recon.audit) over the oracle's baselines, its ``independent/``
+    programs and the reference's variants a stress selection revealed: no graded cell a
+    program fails while it passes that field publicly. ``memo`` and ``probe_cache``: the
+    baselines' runs and probes their gradings made."""
     rep = audit_baselines(task, oracle, runtime=runtime, registry=registry, log=log, memo=memo,
                           probe_cache=probe_cache)
+    n = len(rep.programs)
+    if not n:
+        return ValidationRow("fairness", "0 hidden-only", 0, True,
+                             "no baseline, independent program or variant to audit")
     bad = [f"{p.label}: {f.field} ({len(f.graded_failed) - len(f.explained)} cell(s)"
            + (f", a knife edge along {f.knife_edge['axis']}" if f.knife_edge else "") + ")"
            for p in rep.programs for f in p.hidden_only]

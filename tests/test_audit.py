@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from recon import Registry, canonjson
-from recon.audit import audit_programs, baseline_workspace
+from recon.audit import audit_baselines, audit_programs, baseline_workspace
 from recon.build import build_task
 from recon.audit import DEFAULT_NONCES
 from recon.mutation.selection import REVEAL_GRADINGS, REVEAL_NONCE, reveal_draw_key, reveal_programs, reveal_variants
@@ -288,6 +288,16 @@ def test_the_references_variants_are_revealed_like_independent_programs(tmp_path
     audit = audit_programs(task, [("variant", program)], runtime="local", registry=reg, nonces=["n1", "n2"],
                            pool_size=0)
     assert audit.programs[0].fields["count"].public_failed and audit.fair
+    # validate's fairness row audits what the build revealed: the variant too, on a stress
+    # build only (a random one revealed nothing)
+    t = load_task(task)
+    both = audit_baselines(t, oracle, runtime=get_runtime("local"), registry=reg, nonces=["n1"], pool_size=0)
+    labels = [p.label for p in both.programs]
+    assert "variant line 11: pstdev -> stdev" in labels and both.fair, labels
+    drawn = load_task(build_task(reg, "tiny_series", tmp_path / "r", n_public=4, n_hidden=10, probes=2,
+                                 select="random").path)
+    assert "variant line 11: pstdev -> stdev" not in [p.label for p in audit_baselines(
+        drawn, oracle, runtime=get_runtime("local"), registry=reg, nonces=["n1"], pool_size=0).programs]
 
 
 def test_reveal_makes_a_public_scenario_show_what_the_hidden_set_catches(registry: Registry, tmp_path: Path) -> None:
