@@ -23,9 +23,9 @@ they run under): run this script again then, and commit the files.
 """
 from __future__ import annotations
 
+import argparse
 import os
 import secrets
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -69,12 +69,18 @@ def keep(name: str, secrets_: int = SECRETS) -> None:
 CORE = ("lidar_icp", "chem_smarts", "acoustic_beamforming")
 
 
+def _count(text: str) -> int:
+    n = int(text)
+    if n < 1:
+        raise argparse.ArgumentTypeError("at least 1")
+    return n
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    count = SECRETS
-    if args[:1] == ["--secrets"]:
-        if len(args) < 2 or not args[1].isdigit() or int(args[1]) < 1:
-            raise SystemExit("usage: keep_runs.py [--secrets N] [NAME ...]  (N >= 1)")
-        count, args = int(args[1]), args[2:]
-    for n in args or CORE:
-        keep(n, count)
+    parser = argparse.ArgumentParser(description="Write what the named built-ins ship of their builds' work.")
+    parser.add_argument("--secrets", type=_count, default=SECRETS, help=f"builds, each with a throwaway secret "
+                        f"(default {SECRETS})")
+    parser.add_argument("names", nargs="*", metavar="NAME", help="built-ins (default: the three core ones)")
+    args = parser.parse_args()
+    for n in args.names or CORE:
+        keep(n, args.secrets)
