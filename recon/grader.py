@@ -227,9 +227,10 @@ class ShippedRuns:
     FORMAT = 1
     NAME = "runs.json.gz"   # in the oracle's kept_dir
 
-    def __init__(self, path: Path, ident: dict[str, Any]) -> None:
+    def __init__(self, path: Path, ident: dict[str, Any], code: str | None = None) -> None:
         self.path = path
         self.ident = ident
+        self.code = code   # the oracle's source digest here: its draws' truths apply only under the same
         self._doc: dict[str, Any] | None = None
         self._lock = threading.Lock()
 
@@ -246,7 +247,7 @@ class ShippedRuns:
     def of(cls, oracle: Oracle, limits: Limits) -> "ShippedRuns | None":
         """The runs ``oracle`` ships, if it ships any."""
         path = cls.path_of(oracle)
-        return cls(path, cls.identity(oracle, limits)) if path.is_file() else None
+        return cls(path, cls.identity(oracle, limits), oracle.source_digest()) if path.is_file() else None
 
     def document(self) -> dict[str, Any]:
         """The whole file, read once ({} when unreadable)."""
@@ -277,6 +278,19 @@ class ShippedRuns:
             return {}
         got = self.document().get("runs", {}).get(program)
         return got if isinstance(got, dict) else {}
+
+    def draw(self, scenario: Scenario) -> tuple[str, dict[str, Any]] | None:
+        """What the oracle made of ``scenario`` when its runs were kept: the key of its
+        document and inputs (:meth:`RunMemo.document_key`) and its truth, so that a program
+        whose run on it is shipped needs the scenario only to be published, never to be
+        generated again to be judged. None where the file holds none, or where it does not
+        apply (another identity, or code other than the oracle's here)."""
+        if self.code is None or self.mismatch() is not None or self.document().get("code") != self.code:
+            return None
+        got = self.document().get("draws", {}).get(scenario.digest())
+        if not (isinstance(got, dict) and isinstance(got.get("document"), str) and isinstance(got.get("truth"), dict)):
+            return None
+        return got["document"], got["truth"]
 
     @staticmethod
     def write(path: Path, ident: dict[str, Any], runs: dict[str, dict[str, Any]], **meta: Any) -> None:
@@ -382,6 +396,12 @@ class RunMemo:
         """The runs of ``program`` kept in ``folder`` under this memo's context."""
         runs = read_private(self._file(folder, program), self.context).get("runs")
         return runs if isinstance(runs, dict) else {}
+
+    def has(self, key: tuple[str, str]) -> bool:
+        """Whether a run is kept for ``key`` (not counted as a hit)."""
+        with self._lock:
+            self._load(key[0])
+            return key in self._runs
 
     def get(self, key: tuple[str, str]) -> RunResult | None:
         """The kept result for ``key``, if any (counted as a hit)."""

@@ -93,6 +93,11 @@ class Scenario:
     def key(self) -> str:
         return canonjson.dumps_compact(self.parameters)
 
+    def digest(self) -> str:
+        """Its parameters digested (the oracle makes the rest from them): what kept
+        verdicts and shipped draws are found by."""
+        return hashlib.sha256(self.key().encode("utf-8")).hexdigest()[:24]
+
 
 def _check_count(value: Any, label: str, where: str, minimum: int) -> int:
     if not (isinstance(value, int) and not isinstance(value, bool)) or value < minimum or value > 10_000:

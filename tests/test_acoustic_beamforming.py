@@ -63,7 +63,7 @@ def test_declaration() -> None:
                            "source_azimuth", "source_distance"}
     assert set(ARRAY_NAMES) == set(ref.ARRAYS) and set(ROOM_NAMES) == set(ref.ROOM_SIZES)
     assert set(FINISH_NAMES) == set(ref.FINISHES)
-    assert SPECS["azimuth_deg"] == {"kind": "angle", "tol": 0.3, "period": 360.0}
+    assert SPECS["azimuth_deg"] == {"kind": "angle", "tol": 0.01, "period": 360.0}
     assert all(SPECS[k]["kind"] == "sequence" for k in BAND_FIELDS)
     assert set(o.evidence) == EVIDENCE
     assert len(o.stages) == 7
@@ -593,6 +593,21 @@ def test_tolerances_reject_other_choices(truths: list[dict[str, Any]]) -> None:
             ok = within_all(with_patch(p, **patch), want)
             failed |= {k for k in fields if not ok[k]}
         assert failed == set(fields), (label, failed)
+
+
+def test_the_azimuth_tolerance_rejects_the_padded_frames_near_a_linear_arrays_axis() -> None:
+    """scipy.signal.stft's default frames (zero-padded at both ends) move the azimuth by
+    0.35 degrees here, near the axis of a linear array, and by < 0.001 on the tolerance
+    scenarios: within 6.0.0's 0.3 degrees almost everywhere, a failure the published
+    scenarios seldom showed."""
+    def padded(signals: np.ndarray) -> np.ndarray:
+        return signal.stft(signals, fs=16000, window="hann", nperseg=512, noverlap=256)[2]
+
+    p = params("linear4_5cm", finish="office", order=12, room="large", az=174.992, dist=1.10547, snr=6.64002,
+               seed=365012120)
+    want, got = ref.run(p)[0], with_patch(p, stft=padded)
+    assert 0.3 < circ_dist(got["azimuth_deg"], want["azimuth_deg"]) < 0.5
+    assert not compare.within(SPECS["azimuth_deg"], got["azimuth_deg"], want["azimuth_deg"])
 
 
 # ---------------------------------------------------------------------------------- baselines on a built task

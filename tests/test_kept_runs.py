@@ -120,6 +120,23 @@ def test_shipped_runs_are_kept_runs_where_they_apply_and_nowhere_else(registry: 
     assert broken.run(("prog", "s1"), lambda: start("broken")).stdout == b"broken"
 
 
+def test_a_shipped_draw_applies_only_to_the_code_that_made_it(registry: Registry, tmp_path: Path) -> None:
+    oracle = _oracle_copy(registry, tmp_path)
+    limits = Limits(wall=30.0, cpu=60)
+    sc = Scenario("reveal_1", {"a": 1})
+    path = ShippedRuns.path_of(oracle)
+    ident = ShippedRuns.identity(oracle, limits)
+    ShippedRuns.write(path, ident, {"prog": {}}, code="c1",
+                      draws={sc.digest(): {"document": "k1", "truth": {"x": 1.0}}, "bad": {"document": 3}})
+    assert ShippedRuns(path, ident, "c1").draw(sc) == ("k1", {"x": 1.0})
+    assert ShippedRuns(path, ident, "c1").draw(Scenario("reveal_1", {"a": 2})) is None
+    assert ShippedRuns(path, ident, "c2").draw(sc) is None   # the oracle's code changed since
+    assert ShippedRuns(path, ident).draw(sc) is None
+    assert ShippedRuns(path, {**ident, "recon": "0"}, "c1").draw(sc) is None
+    # the oracle's own digest is the code a shipped file is read under
+    assert ShippedRuns.of(oracle, limits).code == oracle.source_digest()  # type: ignore[union-attr]
+
+
 def test_shipped_verdicts_are_taken_where_they_apply_and_never_copied(registry: Registry, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
@@ -176,6 +193,8 @@ def test_a_first_build_takes_the_work_its_oracle_ships_and_chooses_the_same(tmp_
     assert shipped["program_runs_kept"] == shipped["program_runs_shipped"] < shipped["program_runs"] + \
         shipped["program_runs_kept"]
     assert shipped["shipped_verdicts"] > 0
+    # the revealing draws whose every run is shipped are judged by their shipped truth, never generated
+    assert shipped["scenarios_not_generated"] > 0
     shipped_keys = {k for runs_of in ShippedRuns.of(oracle, reveal_limits(oracle)).document()["runs"].values()  # type: ignore[union-attr]
                     for k in runs_of}
     own_keys = {k for f in (tmp_path / "fresh" / "cache" / "runs").glob("*.json") for k in json.loads(f.read_text())["runs"]}
@@ -183,6 +202,7 @@ def test_a_first_build_takes_the_work_its_oracle_ships_and_chooses_the_same(tmp_
     shutil.rmtree(tmp_path / "tiny" / "kept")
     plain, without = report("c", "secret-b", "fresh2")
     assert plain["program_runs_shipped"] == plain["shipped_verdicts"] == 0
+    assert plain["scenarios_not_generated"] == plain["scenarios_generated_late"] == 0
     for k in ("revealed", "unrevealed", "consequences", "hidden_only", "killed_by_public"):
         assert shipped[k] == plain[k], k
     assert [s.parameters for s in with_kept.public()] == [s.parameters for s in without.public()]
@@ -260,6 +280,11 @@ def test_the_core_built_ins_ship_current_runs(registry: Registry, name: str, tmp
     ids = [r["scenario"]["id"] for runs in doc["runs"].values() for r in runs.values() if "scenario" in r]
     assert ids and not [i for i in ids if i.startswith("hidden_")], again
     assert set(ident["libraries"]) == set(library_versions(oracle))
+    # each scenario a run was shipped on is described (its document's key and truth) for this code
+    described = {Scenario(r["scenario"]["id"], r["scenario"]["parameters"]).digest()
+                 for runs in doc["runs"].values() for r in runs.values() if "scenario" in r}
+    assert described and set(doc.get("draws", {})) == described, \
+        f"run python tests/catalog/keep_runs.py --draws {name} and commit artifacts/{name}/kept/"
     # the mutants' verdicts, shipped with them, under the identity a store of this code opens
     verdicts = read_json_gz(VerdictStore.shipped_path(oracle))
     assert isinstance(verdicts, dict) and verdicts["verdicts"], again
@@ -296,6 +321,11 @@ def test_a_shipped_run_is_what_its_program_prints(registry: Registry, name: str,
             f"{name}: the oracle no longer makes {sc['id']} byte for byte"
         want = decode_run(runs[key])
         assert want is not None and base64.b64decode(runs[key]["stdout"]) == want.stdout
+        # ... and describes it as the oracle makes it here (the key, the truth up to the last bits)
+        drawn = shipped.draw(Scenario(sc["id"], sc["parameters"]))
+        assert drawn is not None and drawn[0] == key, f"{name}: {sc['id']} is not described as the oracle makes it"
+        assert _same_up_to_rounding(drawn[1], canonjson.read(d / "oracle_output.json")), \
+            f"{name}: the truth shipped for {sc['id']} is not the oracle's"
         with SessionPool(rt, ws, limits) as pool:
             fed = {**document, "inputs": {k: str(v) for k, v in inputs.items()}}
             res = pool.run(fed, inputs)

@@ -12,6 +12,7 @@ import pytest
 from recon import Registry
 from recon.mutation import Engine, callgraph
 from recon.mutation.callgraph import CallGraph
+from recon.mutation.store import VerdictStore
 from recon.sweep import SweepSpec, pool_scenarios
 
 GRAPH = textwrap.dedent('''\
@@ -250,3 +251,33 @@ def test_a_result_sharing_an_argument_is_never_answered() -> None:
     assert _shares(a, args) and _shares([a], args) and _shares(a[::2], args) and _shares(Box(a[1:]), args)
     assert not _shares(a.copy(), args) and not _shares(Box(a.copy()), args) and not _shares([1.0, "x"], args)
 
+
+
+def test_a_deferred_scenario_is_generated_only_when_a_mutant_must_run_on_it(pipeline: Registry,
+                                                                            tmp_path: Path) -> None:
+    """A scenario the engine knows (an earlier build of the same code made it) waits: a
+    mutant's kept verdicts on it decide as far as they go, and it is generated when a run
+    no verdict answers must be made there."""
+    o = pipeline.get("pipeline_demo")
+    base = pool_scenarios(o, SweepSpec(), 4, seed=3)
+    later = pool_scenarios(o, SweepSpec(), 3, seed=4, taken=base)
+    store = VerdictStore(tmp_path / "verdicts.json", {"test": 1})
+    with Engine(o, workers=2, store=store) as eng:
+        eng.add_scenarios(base, "pool")
+        eng.generate()
+        mutants = eng.make_mutants(max_per_line=None)[:4]
+        known = {sc.key() for sc in later[:2]}
+        D = eng.add_scenarios(later, "draws", traced=False,
+                              known=lambda sc: ("a document", {"x": 1}) if sc.key() in known else None)
+        eng.generate()
+        assert eng.deferred == 2 and [eng.cases[i].case is None for i in D] == [True, True, False]
+        for m in mutants:   # kept: each mutant killed on the first draw
+            store.put(m.key, eng.cases[D[0]].scenario, "value", "x off by 1", 1.0)
+        eng.evaluate([(m, D) for m in mutants], stop_after=1)
+        assert (eng.deferred, eng.generated_late) == (2, 0)
+        assert all(eng.kills(m.id, D) == {D[0]} and (m.id, D[1]) not in eng.verdicts for m in mutants)
+        # every draw wanted: the second has no kept verdict, so it is generated and run
+        eng.evaluate([(m, D) for m in mutants], stop_after=0)
+        assert (eng.deferred, eng.generated_late) == (1, 1)
+        assert eng.cases[D[1]].case is not None and all((m.id, D[1]) in eng.verdicts for m in mutants)
+        assert eng.cases[D[0]].case is None   # still answered by the kept verdicts alone

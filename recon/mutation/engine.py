@@ -90,6 +90,9 @@ class PoolCase:
     covered: frozenset[int] = frozenset()
     infected: frozenset[str] | None = None   # weak-mutation keys that differ here (None: unknown)
     traced: bool = True          # False: generated without line tracing (no run on it is ever skipped)
+    # (document key, truth) an earlier build of the same code made of it (ShippedRuns.draw)
+    known: tuple[str, dict[str, Any]] | None = None
+    pending: dict[str, Any] | None = None   # its generation, deferred until a run needs it (Engine.ensure)
 
 
 class Engine:
@@ -135,6 +138,7 @@ class Engine:
         self._keys: dict[int, str] = {}    # mutant id -> its edit's key (what the store knows it by)
         self.callgraph = CallGraph(self.source)
         self.cut_short: set[int] = set()   # mutants whose search the deadline stopped
+        self.generated_late = 0            # deferred scenarios a run came to need
         self.slow: set[int] = set()        # mutants with a confirmed timeout: later ones count at once
         try:
             instrumented: str | None = instrument(self.source)
@@ -190,12 +194,18 @@ class Engine:
     # -- scenarios -------------------------------------------------------------------
     def add_scenarios(self, scenarios: Iterable[Scenario], group: str,
                       existing: dict[str, tuple[dict[str, Any], dict[str, Any]]] | None = None,
-                      traced: bool = True) -> list[int]:
+                      traced: bool = True,
+                      known: Callable[[Scenario], tuple[str, dict[str, Any]] | None] | None = None,
+                      defer: bool = False) -> list[int]:
         """Queue scenarios for generation; ``existing`` maps an id to (document with
         absolute input paths, truth) for scenarios already generated (a built task).
         ``traced=False`` checks the reference there without tracing its lines (several
         times faster): for scenarios other programs run on and mutants seldom do; a
-        mutant's run on one is never skipped as unreached."""
+        mutant's run on one is never skipped as unreached. ``known``: what an earlier
+        build of the same code made of a scenario (its document's key and its truth), or
+        None; a scenario it knows is generated only when a run on it must be made
+        (:meth:`ensure`): a mutant's without a kept verdict, a program's without a kept run.
+        ``defer``: every scenario so, known or not (for candidates nothing may run on)."""
         out = []
         for sc in scenarios:
             pc = PoolCase(len(self.cases), sc, group, traced=traced)
@@ -205,9 +215,29 @@ class Engine:
             payload = {"id": sc.id, "scenario": sc, "dir": str(self.scratch / f"{pc.index:05d}"),
                        "limit": float(self.oracle.timeout) * 4, "traced": traced,
                        "document": have[0] if have else None, "truth": have[1] if have else None}
+            pc.known = known(sc) if known is not None and have is None else None
+            if pc.known is not None or (defer and have is None):
+                pc.pending = payload
+                continue
             self.pool.submit(Task("gen", payload, self._generated(pc)))
             self._pending_gen.append(pc)
         return out
+
+    def ensure(self, indices: Iterable[int]) -> None:
+        """Generate the scenarios of ``indices`` whose generation was deferred (``known``)."""
+        todo = [self.cases[i] for i in dict.fromkeys(indices) if self.cases[i].pending is not None]
+        for pc in todo:
+            payload, pc.pending = pc.pending or {}, None
+            self.pool.submit(Task("gen", payload, self._generated(pc)))
+            self._pending_gen.append(pc)
+        if todo:
+            self.generate()
+            self.generated_late += len(todo)
+
+    @property
+    def deferred(self) -> int:
+        """Scenarios whose generation is still deferred: nothing has had to run on them."""
+        return sum(pc.pending is not None for pc in self.cases)
 
     def _generated(self, pc: PoolCase) -> Callable[[Task, Any], None]:
         def done(task: Task, result: Any) -> None:
@@ -279,9 +309,34 @@ class Engine:
         reorder the remaining scenarios when a task is dispatched (kills first). No run
         starts after ``deadline`` (a :meth:`clock` value): pairs left unrun stay
         unknown (:meth:`killed_by` gives None for them)."""
-        for mutant, indices in requests:
-            self._submit_run(mutant, list(indices), stop_after, order, deadline=deadline)
+        listed = [(mutant, list(indices)) for mutant, indices in requests]
+        self.ensure(self._to_generate(listed, stop_after, deadline))
+        for mutant, indices in listed:
+            self._submit_run(mutant, indices, stop_after, order, deadline=deadline)
         self.pool.drain()
+
+    def _to_generate(self, requests: Sequence[tuple[Mutant, list[int]]], stop_after: int,
+                     deadline: float | None) -> list[int]:
+        """The deferred scenarios the runs of ``requests`` may reach. A mutant's verdicts kept
+        on them are taken first, in the order its runs take them (index order), as far as
+        they decide it: an earlier analysis that ran it until its ``stop_after``-th kill kept
+        the verdicts that get it there."""
+        if self.past(deadline) or not any(pc.pending is not None for pc in self.cases):
+            return []
+        need: list[int] = []
+        for mutant, indices in requests:
+            kills = self._kill_count(mutant.id, indices, stop_after)
+            for i in indices:
+                if stop_after and kills >= stop_after:
+                    break
+                if (mutant.id, i) in self.verdicts:
+                    continue
+                if self._reuse(mutant, i):
+                    v = self.verdicts[(mutant.id, i)]
+                    kills += (max(stop_after, 1) if v.status == CONTRACT else 1) if v.killed else 0
+                elif self.cases[i].pending is not None:
+                    need.append(i)
+        return need
 
     def _enough(self, mid: int, indices: Sequence[int], stop_after: int) -> bool:
         return bool(stop_after) and self._kill_count(mid, indices, stop_after) >= stop_after

@@ -56,14 +56,15 @@ from .. import canonjson, compare
 from .._version import __version__
 from ..axes import Axis, Choice, Float, Int, Seed
 from ..errors import ReconError, SpecError
-from ..fsutil import write_private
+from ..fsutil import read_json_gz, write_private
 from ..grader import RunMemo, ShippedRuns
 from ..oracle import Oracle
 from ..runtimes import get_runtime
 from ..runtimes.base import Limits, Runtime, SessionPool
 from ..runtimes.snapshot import tree_digest
 from ..sweep import (HIDDEN_PREFIX, SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_draws, cover_scenarios,
-                     effective_axes, hidden_scenarios, pool_scenarios, probe_scenarios, public_scenarios, recon_home)
+                     effective_axes, hidden_scenarios, pool_scenarios, probe_scenarios, public_scenarios, recon_home,
+                     run_scenarios)
 from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
 from .operators import OPERATORS, generate_mutants, subsample
 from .pool import prepare_workspace
@@ -179,9 +180,46 @@ def ship_kept(oracle: Oracle, spec: SweepSpec, reveal: Sequence[Path] = ()) -> t
             labels[digest] = label
     ShippedRuns.write(ShippedRuns.path_of(oracle), ShippedRuns.identity(oracle, limits), runs,
                       code=oracle.source_digest(), programs=labels)
+    ship_draws(oracle, workers=os.cpu_count() or 1)
     verdicts = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY).write_shipped(VerdictStore.shipped_path(oracle),
                                                                                     oracle)
     return sum(len(r) for r in runs.values()), verdicts
+
+
+def ship_draws(oracle: Oracle, *, workers: int = 1) -> int:
+    """Add to the runs ``oracle`` ships what it makes of each scenario they ran on: the key
+    of its document and inputs and its truth (:meth:`recon.grader.ShippedRuns.draw`), made
+    again here by the oracle of this code. A build then judges a program's shipped run on
+    such a scenario without generating it; it generates it only where something must run
+    on it. A scenario whose document no shipped run was made on (the oracle no longer makes
+    it byte for byte) is left out. Returns how many scenarios the file now describes."""
+    path = ShippedRuns.path_of(oracle)
+    doc = read_json_gz(path)
+    if not isinstance(doc, dict) or not isinstance(doc.get("runs"), dict):
+        raise ReconError(f"{path} holds no shipped runs", hint="ship the runs first (ship_kept)")
+    keys: set[str] = set()
+    scenarios: dict[str, Scenario] = {}
+    for runs in doc["runs"].values():
+        for k, r in runs.items():
+            keys.add(k)
+            about = r.get("scenario")
+            if isinstance(about, dict) and isinstance(about.get("parameters"), dict) and not _keyed(r):
+                sc = Scenario(str(about.get("id", "draw")), about["parameters"])
+                scenarios.setdefault(sc.digest(), sc)
+    draws: dict[str, dict[str, Any]] = {}
+    with tempfile.TemporaryDirectory(prefix="recon-draws-") as scratch:
+        order = sorted(scenarios)
+        made = run_scenarios(oracle, [(scenarios[d], Path(scratch) / str(i), False) for i, d in enumerate(order)],
+                             workers=workers)
+        for i, (digest, run) in enumerate(zip(order, made)):
+            folder = Path(scratch) / str(i)
+            document = canonjson.read(folder / "scenario.json")
+            key = RunMemo.document_key(document, {k: folder / v for k, v in document.get("inputs", {}).items()})
+            if key in keys:
+                draws[digest] = {"document": key, "truth": run.output}
+    ShippedRuns.write(path, doc["ident"], doc["runs"], **{k: v for k, v in doc.items() if k not in ("ident", "runs")},
+                      draws=draws)
+    return len(draws)
 
 
 def _keyed(run: dict[str, Any]) -> bool:
@@ -614,7 +652,7 @@ def stress_selection(
             taken = {s.key() for s in pub_pool} | {s.key() for s in hid_pool}
             extra_pool = [dataclasses.replace(s, id=f"public_extra_{i + 1}") for i, s in enumerate(more)
                           if s.key() not in taken]
-            X = eng.add_scenarios(extra_pool, "public-candidates")
+            X = eng.add_scenarios(extra_pool, "public-candidates", known=shows.known, defer=True)
             eng.generate()
             for c in X:
                 points[c] = unit_point(axes, eng.cases[c].scenario.parameters)
@@ -647,7 +685,7 @@ def stress_selection(
                                 [pc.scenario for pc in eng.cases]))]
             say(f"stress selection: {len(unshown)} failure(s) of revealed programs seen only on graded scenarios; "
                 f"{len(fresh)} more draws no grading uses")
-            M = eng.add_scenarios(fresh, "reveal-draws", traced=False)
+            M = eng.add_scenarios(fresh, "reveal-draws", traced=False, known=shows.known)
             more_draws += len(M)
             eng.generate()
             _reference_agrees(eng, oracle)
@@ -696,11 +734,13 @@ def stress_selection(
         # the hidden scenarios keep the ids they were drawn with (hidden_1 ... of the keyed
         # draws): the runs made on them here serve the task's gradings and audits
         hidden = [*targeted, *hid_random]
+        _reference_agrees(eng, oracle)   # on the deferred scenarios runs came to need too
         shipped_runs = shows.memo.shipped_hits if shows.memo is not None else 0
         shipped_verdicts = store.shipped_hits if store is not None else 0
         if shipped_runs or shipped_verdicts:
             say(f"stress selection: {shipped_runs} program run(s) and {shipped_verdicts} mutant verdict(s) taken from "
-                f"what {oracle.name} ships (kept/)")
+                f"what {oracle.name} ships (kept/)"
+                + (f"; {eng.deferred} scenario(s) it describes judged without generating them" if eng.deferred else ""))
         report: dict[str, Any] = {
             "strategy": "stress",
             "reference": hashlib.sha256(oracle.reference.read_bytes()).hexdigest(),
@@ -732,6 +772,10 @@ def stress_selection(
             "program_runs_kept": shows.kept,   # of those, taken from an earlier build's
             "program_runs_shipped": shipped_runs,   # ... shipped with the oracle
             "program_runs_not_made": shows.skipped,
+            # scenarios whose generation was deferred (their document's key and truth shipped)
+            # and never needed, of them; and those a run came to need
+            "scenarios_not_generated": eng.deferred,
+            "scenarios_generated_late": eng.generated_late,
             "program_runs_saturated": shows.saturated,   # finding runs of programs that had failed every field
             "budget": budget,
             "budget_reached": eng.past(deadline),
@@ -856,7 +900,7 @@ class _Revealer:
             if deadline is not None and self.clock() >= deadline:
                 self.skipped += len(self.programs) * (len(draws) - i)
                 break
-            chunk = self.eng.add_scenarios(draws[i:i + step], "reveal-draws", traced=False)
+            chunk = self.eng.add_scenarios(draws[i:i + step], "reveal-draws", traced=False, known=self.known)
             self.eng.generate()
             _reference_agrees(self.eng, self.eng.oracle)
             out += chunk
@@ -870,26 +914,35 @@ class _Revealer:
         if not todo or self.runtime is None:
             return
         fields = self.eng.fields
+        # a scenario an earlier build of this code made (its document's key and truth
+        # shipped) is generated only for a run no build kept
+        self.eng.ensure(c for p, c in todo if self.eng.cases[c].pending is not None
+                        and not (finding and self.is_saturated(p)) and not self._kept_on(p, c)
+                        and not (deadline is not None and self.clock() >= deadline))
 
         def one(item: tuple[int, int]) -> tuple[tuple[int, int], set[str], str]:
             p, c = item
-            case = self.eng.cases[c].case
-            if case is None:
-                return item, set(), "run"
+            pc = self.eng.cases[c]
+            case = pc.case
+            if case is None and pc.known is None:   # deferred, and the budget left it so
+                return item, set(), "run" if pc.pending is None else "budget"
             if finding and self.is_saturated(p):
                 return item, set(), "saturated"   # not run: nothing left to find
-            doc = dict(case.document)
-            inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
             # a run an earlier build kept costs nothing, budget spent or not; the key is the
             # document as the program reads it, its inputs by name and content (not by where
             # this build generated them)
-            key = (self._digest(p), RunMemo.document_key(doc, inputs))
+            doc: dict[str, Any] = dict(case.document) if case is not None else {}
+            inputs = {k: Path(v) for k, v in doc.get("inputs", {}).items()}
+            if case is not None:
+                key, truth = (self._digest(p), RunMemo.document_key(doc, inputs)), case.truth
+            else:   # deferred: what an earlier build made of it
+                key, truth = (self._digest(p), pc.known[0]), pc.known[1]   # type: ignore[index]
             res = self.memo.get(key) if self.memo is not None else None
             if res is not None:
                 with self._lock:
                     self.kept += 1
             else:
-                if deadline is not None and self.clock() >= deadline:
+                if case is None or (deadline is not None and self.clock() >= deadline):
                     return item, set(), "budget"   # not run: the revealing budget is spent
                 res = self._pool(p).run(doc, inputs)
                 if self.memo is not None:
@@ -900,7 +953,7 @@ class _Revealer:
             if why is not None or value is None or compare.contract_errors(fields, value):
                 bad, broken = set(fields), True
             else:
-                bad, broken = {n for n, sp in fields.items() if not compare.within(sp, value[n], case.truth[n])}, False
+                bad, broken = {n for n, sp in fields.items() if not compare.within(sp, value[n], truth[n])}, False
             if not broken:   # (a run without usable output, a timeout under load say, says nothing of a field)
                 with self._lock:   # at once, not when the pool's results are read in order
                     self.failed.setdefault(p, set()).update(bad)
@@ -918,6 +971,17 @@ class _Revealer:
                 if status == "broken":
                     self.broken.add(key)
                 self.runs += 1
+
+    def _kept_on(self, p: int, c: int) -> bool:
+        """Whether program ``p``'s run on the deferred case ``c`` is kept (shipped)."""
+        known = self.eng.cases[c].known
+        return known is not None and self.memo is not None and self.memo.has((self._digest(p), known[0]))
+
+    def known(self, sc: Scenario) -> tuple[str, dict[str, Any]] | None:
+        """What the oracle ships of ``sc`` (:meth:`ShippedRuns.draw`), for the engine to
+        defer its generation; None without shipped runs."""
+        shipped = self.memo.shipped if self.memo is not None else None
+        return shipped.draw(sc) if shipped is not None else None
 
     def is_saturated(self, p: int) -> bool:
         """Whether program ``p`` has failed every field on some run."""

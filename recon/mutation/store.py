@@ -48,7 +48,7 @@ VERDICTS = frozenset({SURVIVED, VALUE, CONTRACT})
 def scenario_digest(scenario: Scenario) -> str:
     """What a verdict is kept under for a scenario: its parameters (the oracle makes the
     rest from them), digested."""
-    return hashlib.sha256(scenario.key().encode("utf-8")).hexdigest()[:24]
+    return scenario.digest()
 
 
 class VerdictStore:

@@ -16,6 +16,11 @@ of draws) depends on its secret; builds with more secrets ship more of what a fi
 elsewhere would otherwise run, each costing only the runs the earlier ones did not make.
 
     python tests/catalog/keep_runs.py [--secrets N] [NAME ...]    # default: the three core built-ins
+    python tests/catalog/keep_runs.py --draws [NAME ...]          # only describe the shipped runs' scenarios again
+
+Beside the runs, the file describes each scenario they ran on as the oracle makes it (its
+document's key and its truth, made again by the oracle when the runs are shipped): a build
+judges a shipped run without generating its scenario (``recon.mutation.selection.ship_draws``).
 
 ``tests/test_kept_runs.py`` (in the default suite, so in CI) fails when a shipped file no
 longer matches its oracle (its code, its revealed programs, recon's version or the limits
@@ -65,6 +70,16 @@ def keep(name: str, secrets_: int = SECRETS) -> None:
           flush=True)
 
 
+def describe(name: str) -> None:
+    """Describe the scenarios of the runs ``name`` ships again, without building it."""
+    from recon.mutation.selection import ship_draws
+    from recon.registry import Registry
+
+    t0 = time.perf_counter()
+    n = ship_draws(Registry.default().get(name), workers=os.cpu_count() or 1)
+    print(f"{name}: {n} scenarios described in {time.perf_counter() - t0:.0f} s", flush=True)
+
+
 #: the built-ins whose first build the README times: the README's first command builds lidar_icp
 CORE = ("lidar_icp", "chem_smarts", "acoustic_beamforming")
 
@@ -80,7 +95,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Write what the named built-ins ship of their builds' work.")
     parser.add_argument("--secrets", type=_count, default=SECRETS, help=f"builds, each with a throwaway secret "
                         f"(default {SECRETS})")
+    parser.add_argument("--draws", action="store_true", help="only describe the scenarios of the runs shipped "
+                        "(their documents' keys and truths), made again by the oracle of this code")
     parser.add_argument("names", nargs="*", metavar="NAME", help="built-ins (default: the three core ones)")
     args = parser.parse_args()
     for n in args.names or CORE:
-        keep(n, args.secrets)
+        if args.draws:
+            describe(n)
+        else:
+            keep(n, args.secrets)
