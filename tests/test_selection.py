@@ -168,8 +168,10 @@ def test_revealed_programs_spend_their_budget_in_cpu_seconds_per_worker(tmp_path
     """Half of a budget of 4 s with 2 workers is 4 CPU seconds of runs: four runs of a
     program that takes 1 CPU second each (and those already started), however long the
     wall clock says they took; runs that cost no CPU time all fit."""
-    cases = [SimpleNamespace(case=SimpleNamespace(document={"id": f"c{i}"}, truth={"x": 1.0})) for i in range(20)]
-    eng = SimpleNamespace(oracle=SimpleNamespace(timeout=5), fields={"x": Number(abs=0.1).spec()}, cases=cases)
+    cases = [SimpleNamespace(case=SimpleNamespace(document={"id": f"c{i}"}, truth={"x": 1.0}), pending=None, known=None)
+             for i in range(20)]
+    eng = SimpleNamespace(oracle=SimpleNamespace(timeout=5), fields={"x": Number(abs=0.1).spec()}, cases=cases,
+                          ensure=lambda indices: list(indices))
     rt = _CostlyRuns(cpu)
     shows = _Revealer(eng, [("p", tmp_path)], rt, 2, lambda _: None, budget=4.0)  # type: ignore[arg-type]
     shows.run(range(20))

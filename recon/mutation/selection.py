@@ -914,8 +914,9 @@ class _Revealer:
         if not todo or self.runtime is None:
             return
         fields = self.eng.fields
-        # a scenario an earlier build of this code made (its document's key and truth
-        # shipped) is generated only for a run no build kept
+        # a deferred scenario (one an earlier build of this code made, its document's key
+        # and truth shipped, or a candidate nothing has run on yet) is generated only for a
+        # run no build kept
         self.eng.ensure(c for p, c in todo if self.eng.cases[c].pending is not None
                         and not (finding and self.is_saturated(p)) and not self._kept_on(p, c)
                         and not (deadline is not None and self.clock() >= deadline))
