@@ -230,7 +230,7 @@ class ShippedRuns:
     def __init__(self, path: Path, ident: dict[str, Any], code: str | None = None) -> None:
         self.path = path
         self.ident = ident
-        self.code = code   # the oracle's source digest here: its draws' truths apply only under the same
+        self.code = code   # the oracle's source digest here: the file's draws apply only if it made them
         self._doc: dict[str, Any] | None = None
         self._lock = threading.Lock()
 

@@ -224,7 +224,7 @@ class Engine:
         return out
 
     def ensure(self, indices: Iterable[int]) -> None:
-        """Generate the scenarios of ``indices`` whose generation was deferred (``known``)."""
+        """Generate the scenarios of ``indices`` whose generation was deferred (``known``, ``defer``)."""
         todo = [self.cases[i] for i in dict.fromkeys(indices) if self.cases[i].pending is not None]
         for pc in todo:
             payload, pc.pending = pc.pending or {}, None
@@ -332,8 +332,7 @@ class Engine:
                 if (mutant.id, i) in self.verdicts:
                     continue
                 if self._reuse(mutant, i):
-                    v = self.verdicts[(mutant.id, i)]
-                    kills += (max(stop_after, 1) if v.status == CONTRACT else 1) if v.killed else 0
+                    kills += self._weight(self.verdicts[(mutant.id, i)], stop_after)
                 elif self.cases[i].pending is not None:
                     need.append(i)
         return need
@@ -344,12 +343,14 @@ class Engine:
     def _kill_count(self, mid: int, indices: Iterable[int], stop_after: int) -> int:
         """Kills among ``indices``, a contract kill (crash, timeout) counting as
         ``stop_after``: it would repeat on every scenario, so more runs teach nothing."""
-        n = 0
-        for i in indices:
-            v = self.verdicts.get((mid, i))
-            if v is not None and v.killed:
-                n += max(stop_after, 1) if v.status == CONTRACT else 1
-        return n
+        return sum(self._weight(v, stop_after) for i in indices if (v := self.verdicts.get((mid, i))) is not None)
+
+    @staticmethod
+    def _weight(v: Verdict, stop_after: int) -> int:
+        """What a verdict counts towards ``stop_after`` kills (a contract kill: all of them)."""
+        if not v.killed:
+            return 0
+        return max(stop_after, 1) if v.status == CONTRACT else 1
 
     def _submit_run(self, mutant: Mutant, indices: list[int], stop_after: int,
                     order: Callable[[list[int]], list[int]] | None, front: bool = False,
