@@ -19,6 +19,7 @@ from click.testing import CliRunner
 
 from recon import Registry
 from recon.errors import UsageError, ValidationFailed
+from recon.mutation import worker
 from recon.mutation.worker import CONTRACT, SURVIVED, VALUE, process_cpu
 from recon.mutation.operators import OPERATORS, generate_mutants, instrument, weak_helper, WEAK_HELPER
 from recon.mutation import Engine, auto_nonces, mutation_analysis, mutation_score
@@ -229,9 +230,13 @@ def test_boundary_mutants_die_only_at_the_edge_and_equivalents_survive(boundary:
 def test_a_second_analysis_takes_the_verdicts_the_first_kept(boundary: Registry, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """The same mutants on the same scenarios give the same verdicts: a second analysis of
-    the same reference runs only what the store does not hold (timeouts are never kept)
-    and reports exactly what the first did; another reference does not see them."""
+    the same reference runs only what the store does not hold (a timeout only when it was
+    reached on the run's own CPU time) and reports exactly what the first did; another
+    reference does not see them."""
     monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
+    # a loop's share of the CPU on a machine the rest of the suite shares: a twentieth of
+    # its limit is surely its own (the workers are forked after this)
+    monkeypatch.setattr(worker, "OWN_CPU", 0.05)
     settings = dict(registry=boundary, secret="one", pool_size=16, search_examples=0, nonces=2, workers=2,
                     max_mutants=40)
     first = mutation_analysis("boundary_demo", **settings)  # type: ignore[arg-type]
@@ -241,9 +246,10 @@ def test_a_second_analysis_takes_the_verdicts_the_first_kept(boundary: Registry,
     assert "verdicts kept from earlier analyses" in second.render()
     rows = lambda rep: [{k: v for k, v in r.to_json().items() if k != "first_kill"} for r in rep.results]  # noqa: E731
     assert rows(second) == rows(first) and second.summary() == first.summary()
-    # what the second runs again are the timeouts (the loop whose counter never grows)
+    # the timeouts are kept too: the loop whose counter never grows spends its limit on the
+    # CPU, which no load causes
     timed_out = [r for r in second.results if r.first_kill and "timed out" in r.first_kill["detail"]]
-    assert timed_out and 0 < second.timings["runs"] < first.timings["runs"]
+    assert timed_out and first.timings["runs"] > 0 and second.timings["runs"] == 0, second.timings
     store_dir = tmp_path / "home" / "cache" / "verdicts"
     (kept,) = list(store_dir.iterdir())
     assert oct(store_dir.stat().st_mode & 0o777) == "0o700"
@@ -358,12 +364,16 @@ def _once_then(tmp: Path, first: str) -> str:
         ''')
 
 
-def test_a_timeout_or_a_worker_death_counts_only_when_it_repeats(boundary: Registry, tmp_path: Path) -> None:
+def test_a_timeout_counts_at_once_on_the_cpu_and_otherwise_when_it_repeats(boundary: Registry, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """A busy machine can time out or kill a correct run once; that must not make an
-    equivalent mutant look killed. A fault that repeats with more time is a kill."""
+    equivalent mutant look killed. A fault that repeats with more time is a kill, and so
+    is a timeout reached on the run's own CPU time."""
     import dataclasses
 
-    from recon.mutation.worker import CONFIRM_FACTOR
+    monkeypatch.setattr(worker, "OWN_CPU", 0.05)   # (see the test above)
+
+    from recon.mutation.worker import CONFIRM_FACTOR, is_own_timeout
 
     o = boundary.get("boundary_demo")
     from recon.sweep import SweepSpec, pool_scenarios
@@ -382,19 +392,37 @@ def test_a_timeout_or_a_worker_death_counts_only_when_it_repeats(boundary: Regis
                                           source=_once_then(tmp_path / "kill", "os.kill(os.getpid(), signal.SIGKILL)"))
         loops = dataclasses.replace(base, id=9103, reach=(), weak=None,
                                     source="def solve(s):\n    while True:\n        pass\n")
-        eng.evaluate([(slow_once, idx), (killed_once, idx), (loops, idx[:1])], stop_after=0)
+        # a run that never ends without using the CPU (waiting on something that never
+        # comes) looks like a run the machine starved: it needs the second run
+        waits = dataclasses.replace(base, id=9104, reach=(), weak=None,
+                                    source="import time\ndef solve(s):\n    time.sleep(1e6)\n")
+        eng.evaluate([(slow_once, idx), (killed_once, idx), (loops, idx[:1]), (waits, idx[:1])], stop_after=0)
         for m in (slow_once, killed_once):
             verdicts = [eng.verdicts[(m.id, i)] for i in idx]
             assert all(v.status == SURVIVED for v in verdicts), verdicts
         assert len(list((tmp_path / "slow").iterdir())) == len(idx)   # each did time out once
         assert eng.pool.restarts == len(idx)                             # and each worker death was retried
+        # a loop that spends its whole limit on the CPU is slow by itself: one run decides
         v = eng.verdicts[(loops.id, idx[0])]
-        assert v.status == CONTRACT and "timed out" in v.detail and "twice" in v.detail
+        assert v.status == CONTRACT and is_own_timeout(v.detail) and "twice" not in v.detail, v
+        assert v.seconds < limit * CONFIRM_FACTOR
+        v = eng.verdicts[(waits.id, idx[0])]
+        assert v.status == CONTRACT and "timed out" in v.detail and "twice" in v.detail, v
+        assert not is_own_timeout(v.detail)
         # once confirmed, the mutant is slow, not unlucky: its next timeout counts at once
-        assert eng.slow == {loops.id}
-        eng.evaluate([(loops, idx[1:2])], stop_after=0)
-        v = eng.verdicts[(loops.id, idx[1])]
+        assert eng.slow == {loops.id, waits.id}
+        eng.evaluate([(waits, idx[1:2])], stop_after=0)
+        v = eng.verdicts[(waits.id, idx[1])]
         assert v.status == CONTRACT and "timed out" in v.detail and "twice" not in v.detail
+        # a loop the alarm cannot stop is the watchdog's: on the CPU all along, one run decides
+        stuck = dataclasses.replace(base, id=9105, reach=(), weak=None, source=(
+            "import signal\ndef solve(s):\n    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})\n"
+            "    while True:\n        pass\n"))
+        restarts = eng.pool.restarts
+        eng.evaluate([(stuck, idx[:1])], stop_after=0)
+        v = eng.verdicts[(stuck.id, idx[0])]
+        assert v.status == CONTRACT and "watchdog" in v.detail and is_own_timeout(v.detail), v
+        assert eng.pool.restarts == restarts + 1
 
 
 def test_no_run_starts_after_the_deadline(boundary: Registry) -> None:

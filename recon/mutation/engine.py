@@ -34,7 +34,7 @@ from .operators import Mutant, MutantSet, generate_mutants, instrument
 from .callgraph import CallGraph
 from .store import VerdictStore
 from .worker import (CONFIRM_FACTOR, CONTRACT, REPLAYED, SURVIVED, Case, Task, Verdict, WorkerConfig, WorkerPool,
-                     is_timeout)
+                     is_own_timeout, is_timeout)
 
 __all__ = ["Engine", "PoolCase", "DEFAULT_POOL", "DEFAULT_VALIDATE_POOL", "DEFAULT_NONCES", "DEFAULT_SEARCH",
            "DEFAULT_THRESHOLD", "DEFAULT_MAX_PER_LINE", "DEFAULT_MAX_MUTANTS", "DEFAULT_BUDGET", "PROBE_SCENARIOS",
@@ -384,7 +384,9 @@ class Engine:
                 at = result.get("unit")
                 if isinstance(at, int):
                     again = set(patient)
-                    if at in patient or mutant.id in self.slow:   # it died again, given more time: a kill
+                    if is_own_timeout(str(result["died"])):   # stuck on the CPU all along: its own doing
+                        self._record(mutant.id, Verdict(at, CONTRACT, str(result["died"]), 1e9, 0.0))
+                    elif at in patient or mutant.id in self.slow:   # it died again, given more time: a kill
                         why = (f"twice: the second time given {CONFIRM_FACTOR:g}x as long" if at in patient
                                else "a timeout of this mutant was confirmed before")
                         self._record(mutant.id, Verdict(at, CONTRACT, f"{result['died']} ({why})", 1e9, 0.0),
@@ -438,7 +440,9 @@ class Engine:
         timeout = v.status == CONTRACT and is_timeout(v.detail)
         if timeout:
             self.slow.add(mid)   # the workers report a timeout only once it is confirmed
-        if keep and not timeout and self.store is not None and mid in self._keys:
+        # a timeout is kept when the run spent its limit on the CPU: the mutant's own
+        # slowness, which repeats; one the machine's load may have caused is not
+        if keep and (not timeout or is_own_timeout(v.detail)) and self.store is not None and mid in self._keys:
             self.store.put(self._keys[mid], self.cases[v.case].scenario, v.status, v.detail, v.deviation)
         if v.detail == REPLAYED:
             self.replayed += 1

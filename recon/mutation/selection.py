@@ -841,6 +841,7 @@ class _Revealer:
                 f"({self.memo.shipped.mismatch()}): its programs run on every scenario")
         self.kept = 0        # runs taken from earlier builds (or shipped with the oracle)
         self._digests: dict[int, str] = {}
+        self._distances: dict[tuple[int, int], float] = {}   # (case, case) -> distance (points never move)
 
     def _pool(self, p: int) -> SessionPool:
         with self._lock:
@@ -999,12 +1000,14 @@ class _Revealer:
         candidates leave the cover a choice (one may kill mutants too)."""
         index = {label: i for i, (label, _) in enumerate(self.programs)}
         queues: dict[tuple[int, str], list[int]] = {}
-        first = [c for c in dict.fromkeys(prefer) if c in set(cands)]
+        in_cands = set(cands)
+        first = [c for c in dict.fromkeys(prefer) if c in in_cands]
+        taken = set(first)
+        rest = [c for c in cands if c not in taken]
         for label, f in behaviours:
             p = index[label]
-            at = [points[c] for c in seen if self._shows(p, c, f) and c in points]
-            order = sorted((c for c in cands if c not in first),
-                           key=lambda c: (min((_distance(points[c], q) for q in at), default=0.0), c))
+            at = [c for c in seen if self._shows(p, c, f) and c in points]
+            order = sorted(rest, key=lambda c: (min((self._distance(points, c, q) for q in at), default=0.0), c))
             queues[(p, f)] = first + (order[:tries] if tries is not None else order)
         deadline = self._deadline(1.0)
         while queues:
@@ -1027,6 +1030,14 @@ class _Revealer:
                 self.skipped += sum(len(o) for o in queues.values())
                 break
             self._run_pairs(batch, deadline)
+
+    def _distance(self, points: dict[int, dict[str, float]], c: int, q: int) -> float:
+        """The distance between cases ``c`` and ``q`` (kept: behaviours seen at the same
+        places are ordered by the same distances, many times over)."""
+        d = self._distances.get((c, q))
+        if d is None:
+            d = self._distances[(c, q)] = _distance(points[c], points[q])
+        return d
 
     def spent(self) -> bool:
         """Whether the programs' budget is spent."""

@@ -17,10 +17,12 @@ identity plus the library versions installed (:func:`recon.grader.library_versio
 scenario is kept by its parameters, and the inputs and truth the oracle makes from them may
 change with a library's version); they are never copied into the user's store.
 
-What is not kept: timeouts and worker deaths (they depend on the machine's load; they are
-confirmed by running again) and survivals recorded without sending the mutant to a
-worker (not reached or not infected: line tracing, which the engine redoes, decides them). A store that cannot be read is empty; one
-that cannot be written is not written: it is a cache, and never fails an analysis.
+What is not kept: timeouts the machine's load may have caused and worker deaths (they are
+confirmed by running again; a timeout reached on the run's own CPU time is kept), and
+survivals recorded without sending the mutant to a worker (not reached or not infected:
+line tracing, which the engine redoes, decides them). A store that cannot be read is
+empty; one that cannot be written is not written: it is a cache, and never fails an
+analysis.
 """
 from __future__ import annotations
 

@@ -18,11 +18,14 @@ knows what was running when a worker died.
 
 A timeout or a worker death may be the machine's doing (other jobs sharing the cores, a
 kernel out-of-memory kill), not the mutant's, and a single spurious kill turns an
-equivalent mutant into a "survivor" the hidden set is blamed for missing. Such a kill
-counts only when it repeats: the unit runs once more, given ``CONFIRM_FACTOR`` times as
-long, and the second run's verdict is the one recorded. Once a mutant's timeout has been
-confirmed, its later timeouts count at once (it is slow, not unlucky). A Python
-exception is deterministic and counts at once.
+equivalent mutant into a "survivor" the hidden set is blamed for missing. A timeout
+whose run had at least ``OWN_CPU`` of its limit on the CPU was the mutant's own
+slowness (a loop that never ends, say): it counts at once, and its detail says so
+(:func:`is_own_timeout`; such a verdict is as repeatable as any other and is kept across
+analyses). Any other timeout, and a worker death, counts only when it repeats: the unit
+runs once more, given ``CONFIRM_FACTOR`` times as long, and the second run's verdict is
+the one recorded. Once a mutant's timeout has been confirmed, its later timeouts count at
+once (it is slow, not unlucky). A Python exception is deterministic and counts at once.
 
 Parent side: :class:`WorkerPool` with :meth:`WorkerPool.submit` and
 :meth:`WorkerPool.drain` (an event loop over the workers' pipes and process sentinels).
@@ -55,7 +58,7 @@ from .operators import WEAK_HELPER, same_value, weak_helper
 from .pool import DEVIATION_CAP, deviation
 
 __all__ = ["Case", "Verdict", "WorkerConfig", "WorkerPool", "Task", "SURVIVED", "VALUE", "CONTRACT", "CONFIRM_FACTOR",
-           "judge", "is_timeout", "past"]
+           "judge", "is_timeout", "is_own_timeout", "past"]
 
 SURVIVED, VALUE, CONTRACT = "survived", "value", "contract"
 REPLAYED = "not infected (its function returned the same)"
@@ -63,6 +66,11 @@ TIMED_OUT = "timed out after"
 WATCHDOG = "timed out (killed by the watchdog)"
 GRACE = 2.0            # seconds the watchdog waits beyond a unit's own alarm (a C call may not see it)
 CONFIRM_FACTOR = 3.0   # a timeout or worker death is confirmed by a run given this many times as long
+#: a timed-out run that had this share of its limit on the CPU was slow by itself, not
+#: starved by other jobs: its timeout needs no second run (a CPU-bound run on a quiet
+#: machine gets ~1; on a machine shared by two such jobs per core, ~0.5)
+OWN_CPU = 0.75
+OWN_TIMEOUT = "on its own CPU time"
 
 
 @dataclass(frozen=True)
@@ -174,6 +182,7 @@ class _Runner:
         filters = list(warnings.filters)  # a mutant may change them; the next one must not see it
         limit = sys.getrecursionlimit()
         t0 = time.perf_counter()
+        c0 = time.process_time()
         text: str | None = None
         problem: str | None = None
         sys.modules[name] = module
@@ -196,7 +205,8 @@ class _Runner:
                     sys.settrace(None)
                 signal.setitimer(signal.ITIMER_REAL, 0)
         except _Timeout:
-            problem = f"{TIMED_OUT} {timeout:.1f} s"
+            own = time.process_time() - c0 >= OWN_CPU * timeout
+            problem = f"{TIMED_OUT} {timeout:.1f} s" + (f" ({OWN_TIMEOUT})" if own else "")
         except MemoryError:
             problem = "ran out of memory"
         except RecursionError:
@@ -628,6 +638,13 @@ def is_timeout(problem: str) -> bool:
     return problem.startswith(TIMED_OUT) or problem.startswith(WATCHDOG)
 
 
+def is_own_timeout(problem: str) -> bool:
+    """Whether a contract problem is a time limit the run reached on its own CPU time (the
+    alarm's or the watchdog's; see the module docstring): the mutant's slowness, not the
+    machine's load."""
+    return is_timeout(problem) and f"({OWN_TIMEOUT})" in problem
+
+
 def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig, runner: _Runner) -> None:
     code = compile(payload["source"], config.reference_path, "exec", dont_inherit=True)
     stop_after = int(payload["stop_after"])  # 0: run every case; k: stop at the k-th kill
@@ -649,8 +666,10 @@ def _run(conn: Any, task_id: int, payload: dict[str, Any], config: WorkerConfig,
                 continue
         memo = _Memo(case, memo_names)
         value, problem, seconds = runner.call(code, case.document, limit, wrap=memo.wrap if memo.tables else None)
-        if problem is not None and is_timeout(problem) and case.index not in patient and not slow:
-            # a timeout counts only when it repeats with more time (see the module docstring)
+        if problem is not None and is_timeout(problem) and not is_own_timeout(problem) and case.index not in patient \
+                and not slow:
+            # a timeout starved of CPU counts only when it repeats with more time (see the
+            # module docstring)
             limit = case.timeout * CONFIRM_FACTOR
             conn.send(("at", task_id, case.index, limit))
             value, problem, seconds = runner.call(code, case.document, limit)
@@ -839,6 +858,8 @@ class _Worker:
     task: Task | None = None
     unit: Any = None
     deadline: float = float("inf")
+    unit_limit: float = 0.0          # the running unit's time limit ...
+    unit_cpu: float | None = None    # ... and the worker's CPU seconds when it started
 
 
 def process_cpu(pid: int) -> float | None:
@@ -933,7 +954,10 @@ class WorkerPool:
             now = time.monotonic()
             for w in self.workers:
                 if w.task is not None and now > w.deadline:
-                    self._died(w, WATCHDOG)
+                    # a unit stuck in a C loop: on the CPU all along, it is the mutant's own
+                    cpu = process_cpu(w.process.pid)
+                    own = cpu is not None and w.unit_cpu is not None and cpu - w.unit_cpu >= OWN_CPU * w.unit_limit
+                    self._died(w, f"{WATCHDOG} ({OWN_TIMEOUT})" if own else WATCHDOG)
             if self.on_tick is not None and now - self._last_tick >= self.tick_seconds:
                 self._last_tick = now
                 self.on_tick()
@@ -949,7 +973,9 @@ class WorkerPool:
             task = w.task
             if kind == "at":
                 w.unit = msg[2]
-                w.deadline = time.monotonic() + float(msg[3]) * 1.2 + GRACE
+                w.unit_limit = float(msg[3])
+                w.unit_cpu = process_cpu(w.process.pid)
+                w.deadline = time.monotonic() + w.unit_limit * 1.2 + GRACE
             elif kind == "unit":
                 task.units.append(msg[2])
                 if task.on_unit:
