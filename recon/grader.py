@@ -285,12 +285,29 @@ class ShippedRuns:
         whose run on it is shipped needs the scenario only to be published, never to be
         generated again to be judged. None where the file holds none, or where it does not
         apply (another identity, or code other than the oracle's here)."""
-        if self.code is None or self.mismatch() is not None or self.document().get("code") != self.code:
-            return None
-        got = self.document().get("draws", {}).get(scenario.digest())
+        got = self._described(scenario)
         if not (isinstance(got, dict) and isinstance(got.get("document"), str) and isinstance(got.get("truth"), dict)):
             return None
         return got["document"], got["truth"]
+
+    def trace(self, scenario: Scenario) -> tuple[frozenset[int], frozenset[str] | None] | None:
+        """What the reference's traced run covered on ``scenario`` when the file was written
+        (its lines, and the weak-mutation keys whose value differed there, None when
+        unknown): the mutants' pruning needs it, and stress selection makes its mutants of
+        the lines its candidates cover. None where the file holds none or does not apply."""
+        got = self._described(scenario)
+        lines = got.get("covered") if isinstance(got, dict) else None
+        if not (isinstance(lines, list) and all(isinstance(n, int) for n in lines)):
+            return None
+        infected = got.get("infected")
+        if infected is not None and not (isinstance(infected, list) and all(isinstance(k, str) for k in infected)):
+            return None
+        return frozenset(lines), None if infected is None else frozenset(infected)
+
+    def _described(self, scenario: Scenario) -> Any:
+        if self.code is None or self.mismatch() is not None or self.document().get("code") != self.code:
+            return None
+        return self.document().get("draws", {}).get(scenario.digest())
 
     @staticmethod
     def write(path: Path, ident: dict[str, Any], runs: dict[str, dict[str, Any]], **meta: Any) -> None:

@@ -20,11 +20,12 @@ from recon._version import __version__
 from recon.grader import RunMemo, ShippedRuns, decode_run, encode_run, library_versions
 import recon.mutation.store as store_module
 from recon.fsutil import read_json_gz
+from recon.mutation import Engine
 from recon.mutation.engine import DEFAULT_MEMORY
 from recon.mutation.pool import prepare_workspace
 from recon.mutation.store import VerdictStore, scenario_digest
 from recon.build import build_task
-from recon.mutation.selection import REVEAL_GRADINGS, reveal_limits, reveal_programs, ship_kept
+from recon.mutation.selection import REVEAL_GRADINGS, public_candidates, reveal_limits, reveal_programs, ship_kept
 from recon.runtimes import get_runtime
 from recon.runtimes.base import Limits, RunResult, SessionPool
 from recon.runtimes.snapshot import tree_digest
@@ -182,7 +183,9 @@ def test_a_first_build_takes_the_work_its_oracle_ships_and_chooses_the_same(tmp_
 
     made, _ = report("a", "throwaway", "maker")
     assert made["program_runs"] > 0
-    runs, verdicts = ship_kept(oracle, load_spec(oracle, None), reveal=[rare])
+    # (the spec the builds use: its public candidates are described with their traces)
+    runs, verdicts = ship_kept(oracle, load_spec(oracle, None, n_public=4, n_hidden=10, select="stress"),
+                               reveal=[rare])
     kept_ids = [r["scenario"]["id"] for f in (tmp_path / "maker" / "cache" / "runs").glob("*.json")
                 for r in json.loads(f.read_text())["runs"].values()]
     assert [i for i in kept_ids if i.startswith("hidden_")], "the maker's build ran the program on its hidden set"
@@ -193,8 +196,10 @@ def test_a_first_build_takes_the_work_its_oracle_ships_and_chooses_the_same(tmp_
     assert shipped["program_runs_kept"] == shipped["program_runs_shipped"] < shipped["program_runs"] + \
         shipped["program_runs_kept"]
     assert shipped["shipped_verdicts"] > 0
-    # the revealing draws whose every run is shipped are judged by their shipped truth, never generated
+    # the revealing draws whose every run is shipped are judged by their shipped truth, never
+    # generated; the public candidates wait with their shipped traces until a run needs them
     assert shipped["scenarios_not_generated"] > 0
+    assert shipped["public_candidates_described"] == shipped["candidates"]["public"] > 0
     shipped_keys = {k for runs_of in ShippedRuns.of(oracle, reveal_limits(oracle)).document()["runs"].values()  # type: ignore[union-attr]
                     for k in runs_of}
     own_keys = {k for f in (tmp_path / "fresh" / "cache" / "runs").glob("*.json") for k in json.loads(f.read_text())["runs"]}
@@ -203,6 +208,7 @@ def test_a_first_build_takes_the_work_its_oracle_ships_and_chooses_the_same(tmp_
     plain, without = report("c", "secret-b", "fresh2")
     assert plain["program_runs_shipped"] == plain["shipped_verdicts"] == 0
     assert plain["scenarios_not_generated"] == plain["scenarios_generated_late"] == 0
+    assert plain["public_candidates_described"] == 0
     for k in ("revealed", "unrevealed", "consequences", "hidden_only", "killed_by_public"):
         assert shipped[k] == plain[k], k
     assert [s.parameters for s in with_kept.public()] == [s.parameters for s in without.public()]
@@ -283,8 +289,20 @@ def test_the_core_built_ins_ship_current_runs(registry: Registry, name: str, tmp
     # each scenario a run was shipped on is described (its document's key and truth) for this code
     described = {Scenario(r["scenario"]["id"], r["scenario"]["parameters"]).digest()
                  for runs in doc["runs"].values() for r in runs.values() if "scenario" in r}
-    assert described and set(doc.get("draws", {})) == described, \
+    # ... and so is each public candidate of its stress selection, with the reference's trace
+    candidates = public_candidates(oracle, spec)[1]
+    assert described and set(doc.get("draws", {})) == described | {sc.digest() for sc in candidates}, \
         f"run python tests/catalog/keep_runs.py --draws {name} and commit artifacts/{name}/kept/"
+    shipped = ShippedRuns.of(oracle, reveal_limits(oracle))
+    assert shipped is not None and all(shipped.trace(sc) for sc in candidates)
+    with Engine(oracle, workers=1) as eng:   # the first one's trace, made again here
+        (first,) = eng.add_scenarios(candidates[:1], "check")
+        eng.generate()
+        assert shipped.trace(candidates[0]) == (eng.cases[first].covered, eng.cases[first].infected)
+        assert shipped.draw(candidates[0]) == (RunMemo.document_key(
+            eng.cases[first].case.document,
+            {k: Path(v) for k, v in eng.cases[first].case.document.get("inputs", {}).items()}),
+            eng.cases[first].case.truth)
     # the mutants' verdicts, shipped with them, under the identity a store of this code opens
     verdicts = read_json_gz(VerdictStore.shipped_path(oracle))
     assert isinstance(verdicts, dict) and verdicts["verdicts"], again

@@ -299,6 +299,44 @@ def test_edge_kill_needs_the_edge_scenario(boundary: Registry) -> None:
                 assert (v.status, v.detail, v.seconds) == (SURVIVED, "not infected", 0.0)
 
 
+def test_a_described_candidate_is_mutated_and_pruned_on_by_its_shipped_trace(boundary: Registry) -> None:
+    """A traced scenario deferred with the trace an earlier build made there (the lines its
+    reference ran, the weak keys that differed): its lines are mutated as if it had been
+    generated, and a mutant that cannot differ there is pruned without generating it."""
+    from recon.sweep import SweepSpec, pool_scenarios
+
+    o = boundary.get("boundary_demo")
+    pool = [sc for sc in pool_scenarios(o, SweepSpec(), 12) if sc.parameters["x"] != 1.0][:3]
+    with Engine(o, workers=2) as made:   # what an earlier build made of them
+        made.add_scenarios(pool, "pool")
+        made.generate()
+        traces = {made.cases[i].scenario.key(): (made.cases[i].covered, made.cases[i].infected) for i in range(len(pool))}
+        truths = {made.cases[i].scenario.key(): ("a document", made.cases[i].case.truth) for i in range(len(pool))}
+        want = {m.key for m in made.make_mutants(max_per_line=None)}
+    with Engine(o, workers=2) as eng:
+        idx = eng.add_scenarios(pool, "pool", known=lambda sc: truths[sc.key()], traces=lambda sc: traces[sc.key()])
+        eng.generate()
+        assert eng.deferred == len(pool) and all(eng.cases[i].case is None for i in idx)
+        mutants = eng.make_mutants(max_per_line=None)
+        assert {m.key for m in mutants} == want   # the shipped lines, mutated as the generated ones were
+        first = eng.cases[idx[0]]
+        pruned = [m for m in mutants if (m.reach and not first.covered & set(m.reach))
+                  or (m.weak is not None and first.infected is not None and m.weak not in first.infected)]
+        assert pruned and len(pruned) < len(mutants)
+        eng.evaluate([(m, idx[:1]) for m in pruned], stop_after=0)
+        assert eng.deferred == len(pool) and eng.generated_late == 0   # decided without generating anything
+        assert all(eng.verdicts[(m.id, idx[0])].detail in ("not reached", "not infected") for m in pruned)
+        # one that can differ there is run there: the scenario is generated first
+        runs = next(m for m in mutants if m not in pruned)
+        eng.evaluate([(runs, idx[:1])], stop_after=0)
+        assert eng.generated_late == 1 and eng.cases[idx[0]].case is not None and (runs.id, idx[0]) in eng.verdicts
+        # a trace that is not shipped: the scenario is generated at once, its lines are wanted
+        late = eng.add_scenarios(pool_scenarios(o, SweepSpec(), 1, seed=6), "more", known=lambda sc: ("d", {}),
+                                 traces=lambda sc: None)
+        eng.generate()
+        assert eng.cases[late[0]].case is not None
+
+
 def test_targeted_search_finds_what_a_random_pool_misses(boundary: Registry) -> None:
     report = mutation_analysis("boundary_demo", registry=boundary, secret="one", pool_size=20, search_examples=40,
                                nonces=1, workers=2)

@@ -93,6 +93,9 @@ class PoolCase:
     # (document key, truth) an earlier build of the same code made of it (ShippedRuns.draw)
     known: tuple[str, dict[str, Any]] | None = None
     pending: dict[str, Any] | None = None   # its generation, deferred until a run needs it (Engine.ensure)
+    # deferred, its trace (covered, infected) taken from that build: runs on it are pruned
+    # as on a generated scenario, and its lines are mutated
+    shipped_trace: bool = False
 
 
 class Engine:
@@ -196,7 +199,9 @@ class Engine:
                       existing: dict[str, tuple[dict[str, Any], dict[str, Any]]] | None = None,
                       traced: bool = True,
                       known: Callable[[Scenario], tuple[str, dict[str, Any]] | None] | None = None,
-                      defer: bool = False) -> list[int]:
+                      defer: bool = False,
+                      traces: Callable[[Scenario], tuple[frozenset[int], frozenset[str] | None] | None] | None = None,
+                      ) -> list[int]:
         """Queue scenarios for generation; ``existing`` maps an id to (document with
         absolute input paths, truth) for scenarios already generated (a built task).
         ``traced=False`` checks the reference there without tracing its lines (several
@@ -205,7 +210,11 @@ class Engine:
         build of the same code made of a scenario (its document's key and its truth), or
         None; a scenario it knows is generated only when a run on it must be made
         (:meth:`ensure`): a mutant's without a kept verdict, a program's without a kept run.
-        ``defer``: every scenario so, known or not (for candidates nothing may run on)."""
+        ``defer``: every scenario so, known or not (for candidates nothing may run on).
+        ``traces``: what that build's traced run of the reference covered there (its lines
+        and the weak-mutation keys that differed, :meth:`recon.grader.ShippedRuns.trace`);
+        a traced scenario (one whose lines the mutants are made from) is deferred only when
+        its trace is known too, and is then pruned on and mutated as if generated."""
         out = []
         for sc in scenarios:
             pc = PoolCase(len(self.cases), sc, group, traced=traced)
@@ -216,6 +225,13 @@ class Engine:
                        "limit": float(self.oracle.timeout) * 4, "traced": traced,
                        "document": have[0] if have else None, "truth": have[1] if have else None}
             pc.known = known(sc) if known is not None and have is None else None
+            if pc.known is not None and traces is not None:
+                trace = traces(sc)
+                if trace is None:
+                    pc.known = None   # its lines are wanted now: generate it
+                else:
+                    pc.covered, pc.infected = trace
+                    pc.shipped_trace = True
             if pc.known is not None or (defer and have is None):
                 pc.pending = payload
                 continue
@@ -333,7 +349,7 @@ class Engine:
                     continue
                 if self._reuse(mutant, i):
                     kills += self._weight(self.verdicts[(mutant.id, i)], stop_after)
-                elif self.cases[i].pending is not None:
+                elif self.cases[i].pending is not None and not self._prune(mutant, i):
                     need.append(i)
         return need
 
@@ -408,7 +424,7 @@ class Engine:
         value (see recon.mutation.operators). Returns whether it was pruned."""
         pc = self.cases[index]
         why = ""
-        if not pc.traced:
+        if not pc.traced or (pc.case is None and not pc.shipped_trace):
             return False
         if mutant.reach and not pc.covered.intersection(mutant.reach):
             why = NOT_REACHED

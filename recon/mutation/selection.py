@@ -71,8 +71,8 @@ from .pool import prepare_workspace
 from .store import VerdictStore
 from .worker import CONTRACT
 
-__all__ = ["select_scenarios", "stress_selection", "reveal_limits", "reveal_programs", "ship_kept", "greedy_max_cover",
-           "greedy_set_cover", "maximin_fill", "unit_point", "cover_choices",
+__all__ = ["select_scenarios", "stress_selection", "public_candidates", "reveal_limits", "reveal_programs", "ship_kept",
+           "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point", "cover_choices",
            "HIDDEN_FACTOR", "PUBLIC_FACTOR"]
 
 HIDDEN_FACTOR = 4
@@ -180,19 +180,22 @@ def ship_kept(oracle: Oracle, spec: SweepSpec, reveal: Sequence[Path] = ()) -> t
             labels[digest] = label
     ShippedRuns.write(ShippedRuns.path_of(oracle), ShippedRuns.identity(oracle, limits), runs,
                       code=oracle.source_digest(), programs=labels)
-    ship_draws(oracle, workers=os.cpu_count() or 1)
+    ship_draws(oracle, spec=spec, workers=os.cpu_count() or 1)
     verdicts = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY).write_shipped(VerdictStore.shipped_path(oracle),
                                                                                     oracle)
     return sum(len(r) for r in runs.values()), verdicts
 
 
-def ship_draws(oracle: Oracle, *, workers: int = 1) -> int:
+def ship_draws(oracle: Oracle, *, spec: SweepSpec | None = None, workers: int = 1) -> int:
     """Add to the runs ``oracle`` ships what it makes of each scenario they ran on: the key
     of its document and inputs and its truth (:meth:`recon.grader.ShippedRuns.draw`), made
     again here by the oracle of this code. A build then judges a program's shipped run on
     such a scenario without generating it; it generates it only where something must run
     on it. A scenario whose document no shipped run was made on (the oracle no longer makes
-    it byte for byte) is left out. Returns how many scenarios the file now describes."""
+    it byte for byte) is left out. With a stress ``spec``, the public candidates of its
+    selection are described too, with the reference's trace on each
+    (:meth:`~recon.grader.ShippedRuns.trace`): a build mutates their lines and prunes its
+    mutants there without generating them. Returns how many scenarios the file now describes."""
     path = ShippedRuns.path_of(oracle)
     doc = read_json_gz(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), dict):
@@ -217,9 +220,37 @@ def ship_draws(oracle: Oracle, *, workers: int = 1) -> int:
             key = RunMemo.document_key(document, {k: folder / v for k, v in document.get("inputs", {}).items()})
             if key in keys:
                 draws[digest] = {"document": key, "truth": run.output}
-    ShippedRuns.write(path, doc["ident"], doc["runs"], **{k: v for k, v in doc.items() if k not in ("ident", "runs")},
-                      draws=draws)
+    if spec is not None and spec.select == "stress" and oracle.reference is not None:
+        for digest, traced in _traced_candidates(oracle, spec, workers).items():
+            draws[digest] = {**draws.get(digest, {}), **traced}
+    meta = {k: v for k, v in doc.items() if k not in ("ident", "runs", "draws")}
+    ShippedRuns.write(path, doc["ident"], doc["runs"], **meta, draws=draws)
     return len(draws)
+
+
+def _traced_candidates(oracle: Oracle, spec: SweepSpec, workers: int) -> dict[str, dict[str, Any]]:
+    """The public candidates of a stress selection of ``spec``, generated as a selection
+    generates them (the oracle, and a traced run of the reference), described by their
+    documents' keys, truths and traces. The mutants a selection makes of their lines run
+    on them as its public cover runs them (in order, until the ``EASY``-th kill), into the
+    verdicts ``$RECON_HOME`` keeps: what a build's cover asks of its public candidates, which
+    no secret decides, so that it can be shipped too."""
+    out: dict[str, dict[str, Any]] = {}
+    store = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY)
+    with Engine(oracle, workers=workers, store=store) as eng:
+        P = eng.add_scenarios(public_candidates(oracle, spec)[1], "public-candidates")
+        eng.generate()
+        _reference_agrees(eng, oracle)
+        mutants = eng.mutants = subsample(eng.make_mutants(max_per_line=DEFAULT_MAX_PER_LINE), DEFAULT_MAX_MUTANTS)
+        eng.evaluate([(m, P) for m in mutants], stop_after=EASY)
+        for pc in eng.cases:
+            if pc.case is None:
+                continue
+            doc = dict(pc.case.document)
+            key = RunMemo.document_key(doc, {k: Path(v) for k, v in doc.get("inputs", {}).items()})
+            out[pc.scenario.digest()] = {"document": key, "truth": pc.case.truth, "covered": sorted(pc.covered),
+                                         "infected": None if pc.infected is None else sorted(pc.infected)}
+    return out
 
 
 def _keyed(run: dict[str, Any]) -> bool:
@@ -461,6 +492,22 @@ def _stratified_pool(oracle: Oracle, spec: SweepSpec) -> list[Scenario]:
             pool_scenarios(oracle, spec, n - len(base), seed=spec.seed, taken=base, prefix="public-fill"))]
 
 
+def public_candidates(oracle: Oracle, spec: SweepSpec,
+                      public_factor: int = PUBLIC_FACTOR) -> tuple[SweepSpec, list[Scenario]]:
+    """The public candidates of a stress selection of ``spec`` (no key decides them) and
+    the spec of their stratified part: stratified candidates, plus candidates at the axis
+    edges (each axis at each end, all axes low, all high, then edge-favouring draws), since
+    a behaviour that only shows at an edge can only be shown by a public scenario there."""
+    n_pub = spec.n_public
+    pub_spec = dataclasses.replace(spec, n_public=max(public_factor * min(n_pub, TARGETED_PUBLIC),
+                                                      min(n_pub, TARGETED_PUBLIC) + 4, n_pub))
+    pub_pool = _stratified_pool(oracle, pub_spec)
+    pub_pool += [dataclasses.replace(s, id=f"public_edge_{i + 1}") for i, s in enumerate(
+        pool_scenarios(oracle, spec, 2 * len(effective_axes(oracle, spec)) + 2 + min(n_pub, TARGETED_PUBLIC),
+                       seed=spec.seed, taken=pub_pool, prefix="public-edge"))]
+    return pub_spec, pub_pool
+
+
 def stress_selection(
     oracle: Oracle,
     spec: SweepSpec,
@@ -517,23 +564,21 @@ def stress_selection(
     # core makes the set catch single-edit mistakes, the draws give it the statistical
     # power against programs wrong on a small share of the generator (see validate).
     core = min(n_hid, TARGETED_HIDDEN)
-    pub_spec = dataclasses.replace(spec, n_public=max(public_factor * min(n_pub, TARGETED_PUBLIC),
-                                                      min(n_pub, TARGETED_PUBLIC) + 4, n_pub))
-    # Stratified candidates, plus candidates at the axis edges (each axis at each end,
-    # all axes low, all high, then edge-favouring draws): a behaviour that only shows
-    # at an edge can only be shown by a public scenario at that edge.
-    pub_pool = _stratified_pool(oracle, pub_spec)
-    pub_pool += [dataclasses.replace(s, id=f"public_edge_{i + 1}") for i, s in enumerate(
-        pool_scenarios(oracle, spec, 2 * len(axes) + 2 + min(n_pub, TARGETED_PUBLIC), seed=spec.seed,
-                       taken=pub_pool, prefix="public-edge"))]
+    pub_spec, pub_pool = public_candidates(oracle, spec, public_factor)
     n_cand = max(hidden_factor * core, core + 4)
     # hidden draws are distinct from whatever the spec's cover may publish too
     drawn = hidden_scenarios(oracle, dataclasses.replace(spec, n_hidden=n_cand + n_hid - core), key,
                              [*pub_pool, *cover_draws(oracle, spec)])
     hid_pool, hid_random = drawn[:n_cand], drawn[n_cand:]
     store = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY) if reuse else None
+    # what the oracle ships of the public candidates (kept/runs.json.gz: their documents'
+    # keys, truths and the reference's traces, made by this code): such a candidate is
+    # generated only when something must run on it, or when it is published
+    shipped = ShippedRuns.of(oracle, reveal_limits(oracle)) if reuse else None
     with Engine(oracle, workers=workers, log=say, store=store) as eng, contextlib.ExitStack() as stack:
-        P = eng.add_scenarios(pub_pool, "public-candidates")
+        P = eng.add_scenarios(pub_pool, "public-candidates", known=shipped.draw if shipped else None,
+                              traces=shipped.trace if shipped else None)
+        described = eng.deferred
         H = eng.add_scenarios(hid_pool, "hidden-candidates")
         say(f"stress selection: {len(P)} public and {len(H)} hidden candidates of {oracle.name}")
         eng.generate()
@@ -775,6 +820,7 @@ def stress_selection(
             # scenarios whose generation was deferred (their document's key and truth shipped)
             # and never needed, of them; and those a run came to need
             "scenarios_not_generated": eng.deferred,
+            "public_candidates_described": described,   # deferred from the start: shipped with their traces
             "scenarios_generated_late": eng.generated_late,
             "program_runs_saturated": shows.saturated,   # finding runs of programs that had failed every field
             "budget": budget,

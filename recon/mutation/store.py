@@ -81,12 +81,14 @@ class VerdictStore:
         rows = doc.get("verdicts") if isinstance(doc, dict) and doc.get("ident") == ident else None
         return {str(k): dict(v) for k, v in rows.items() if isinstance(v, dict)} if isinstance(rows, dict) else {}
 
-    def write_shipped(self, path: Path, oracle: Oracle) -> int:
-        """Write every verdict this store holds (the user's, not shipped ones) as ``oracle``'s
-        shipped verdicts (gzip without a timestamp: the same verdicts make the same bytes).
-        Returns how many."""
+    def write_shipped(self, path: Path, oracle: Oracle, *, keep_shipped: bool = False) -> int:
+        """Write every verdict this store holds (the user's, not shipped ones; with
+        ``keep_shipped``, the ones shipped so far too) as ``oracle``'s shipped verdicts (gzip
+        without a timestamp: the same verdicts make the same bytes). Returns how many."""
         with self._lock:
-            data = {k: dict(v) for k, v in sorted(self._data.items())}
+            rows = {k: {**(self._shipped.get(k, {}) if keep_shipped else {}), **self._data.get(k, {})}
+                    for k in {*self._data, *(self._shipped if keep_shipped else {})}}
+            data = {k: dict(sorted(v.items())) for k, v in sorted(rows.items())}
         write_json_gz(path, {"ident": {**self.ident, "libraries": library_versions(oracle)}, "verdicts": data})
         return sum(len(v) for v in data.values())
 

@@ -16,11 +16,14 @@ of draws) depends on its secret; builds with more secrets ship more of what a fi
 elsewhere would otherwise run, each costing only the runs the earlier ones did not make.
 
     python tests/catalog/keep_runs.py [--secrets N] [NAME ...]    # default: the three core built-ins
-    python tests/catalog/keep_runs.py --draws [NAME ...]          # only describe the shipped runs' scenarios again
+    python tests/catalog/keep_runs.py --draws [NAME ...]          # only describe the shipped runs' scenarios and the candidates again
 
 Beside the runs, the file describes each scenario they ran on as the oracle makes it (its
 document's key and its truth, made again by the oracle when the runs are shipped): a build
 judges a shipped run without generating its scenario (``recon.mutation.selection.ship_draws``).
+It describes the public candidates of the build's stress selection too, with the
+reference's trace on each (the lines it ran, the weak-mutation keys that differed): a build
+makes its mutants and prunes them there without generating them.
 
 ``tests/test_kept_runs.py`` (in the default suite, so in CI) fails when a shipped file no
 longer matches its oracle (its code, its revealed programs, recon's version or the limits
@@ -72,12 +75,23 @@ def keep(name: str, secrets_: int = SECRETS) -> None:
 
 def describe(name: str) -> None:
     """Describe the scenarios of the runs ``name`` ships again, without building it."""
+    from recon.mutation.engine import DEFAULT_MEMORY
     from recon.mutation.selection import ship_draws
+    from recon.mutation.store import VerdictStore
     from recon.registry import Registry
+    from recon.sweep import load_spec
 
     t0 = time.perf_counter()
-    n = ship_draws(Registry.default().get(name), workers=os.cpu_count() or 1)
-    print(f"{name}: {n} scenarios described in {time.perf_counter() - t0:.0f} s", flush=True)
+    oracle = Registry.default().get(name)
+    with tempfile.TemporaryDirectory(prefix="recon-keep-") as tmp:
+        # a home of its own: the mutants' verdicts on the public candidates are added to the
+        # ones shipped, never to (or from) a user's, which holds hidden scenarios' verdicts
+        os.environ["RECON_HOME"] = str(Path(tmp) / "home")
+        n = ship_draws(oracle, spec=load_spec(oracle, None), workers=os.cpu_count() or 1)
+        verdicts = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY).write_shipped(
+            VerdictStore.shipped_path(oracle), oracle, keep_shipped=True)
+    print(f"{name}: {n} scenarios described, {verdicts} mutant verdicts shipped, in {time.perf_counter() - t0:.0f} s",
+          flush=True)
 
 
 #: the built-ins whose first build the README times: the README's first command builds lidar_icp
@@ -96,7 +110,8 @@ if __name__ == "__main__":
     parser.add_argument("--secrets", type=_count, default=SECRETS, help=f"builds, each with a throwaway secret "
                         f"(default {SECRETS})")
     parser.add_argument("--draws", action="store_true", help="only describe the scenarios of the runs shipped "
-                        "(their documents' keys and truths), made again by the oracle of this code")
+                        "and the public candidates (their documents' keys and truths, the candidates' traces), made "
+                        "again by the oracle and reference of this code")
     parser.add_argument("names", nargs="*", metavar="NAME", help="built-ins (default: the three core ones)")
     args = parser.parse_args()
     for n in args.names or CORE:
