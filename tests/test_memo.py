@@ -281,4 +281,3 @@ def test_a_deferred_scenario_is_generated_only_when_a_mutant_must_run_on_it(pipe
         assert (eng.deferred, eng.generated_late) == (1, 1)
         assert eng.cases[D[1]].case is not None and all((m.id, D[1]) in eng.verdicts for m in mutants)
         assert eng.cases[D[0]].case is None   # still answered by the kept verdicts alone
-

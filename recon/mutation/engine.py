@@ -336,7 +336,8 @@ class Engine:
         """The deferred scenarios the runs of ``requests`` may reach. A mutant's verdicts kept
         on them are taken first, in the order its runs take them (index order), as far as
         they decide it: an earlier analysis that ran it until its ``stop_after``-th kill kept
-        the verdicts that get it there."""
+        the verdicts that get it there. A pair a shipped trace decides is pruned here, as on a
+        generated scenario (:meth:`_prune`)."""
         if self.past(deadline) or not any(pc.pending is not None for pc in self.cases):
             return []
         need: list[int] = []
