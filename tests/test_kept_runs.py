@@ -25,7 +25,8 @@ from recon.mutation.engine import DEFAULT_MEMORY
 from recon.mutation.pool import prepare_workspace
 from recon.mutation.store import VerdictStore, scenario_digest
 from recon.build import build_task
-from recon.mutation.selection import REVEAL_GRADINGS, public_candidates, reveal_limits, reveal_programs, ship_kept
+from recon.mutation.selection import (REVEAL_GRADINGS, public_candidates, public_extra, reveal_limits, reveal_programs,
+                                     ship_kept)
 from recon.runtimes import get_runtime
 from recon.runtimes.base import Limits, RunResult, SessionPool
 from recon.runtimes.snapshot import tree_digest
@@ -183,11 +184,11 @@ def test_a_first_build_takes_the_work_its_oracle_ships_and_chooses_the_same(tmp_
 
     made, _ = report("a", "throwaway", "maker")
     assert made["program_runs"] > 0
+    kept_ids = [r["scenario"]["id"] for f in (tmp_path / "maker" / "cache" / "runs").glob("*.json")
+                for r in json.loads(f.read_text())["runs"].values()]
     # (the spec the builds use: its public candidates are described with their traces)
     runs, verdicts = ship_kept(oracle, load_spec(oracle, None, n_public=4, n_hidden=10, select="stress"),
                                reveal=[rare])
-    kept_ids = [r["scenario"]["id"] for f in (tmp_path / "maker" / "cache" / "runs").glob("*.json")
-                for r in json.loads(f.read_text())["runs"].values()]
     assert [i for i in kept_ids if i.startswith("hidden_")], "the maker's build ran the program on its hidden set"
     assert runs == len([i for i in kept_ids if not i.startswith("hidden_")])   # ... which is not shipped
     assert runs > 2 * REVEAL_GRADINGS and verdicts > 0
@@ -289,12 +290,19 @@ def test_the_core_built_ins_ship_current_runs(registry: Registry, name: str, tmp
     # each scenario a run was shipped on is described (its document's key and truth) for this code
     described = {Scenario(r["scenario"]["id"], r["scenario"]["parameters"]).digest()
                  for runs in doc["runs"].values() for r in runs.values() if "scenario" in r}
-    # ... and so is each public candidate of its stress selection, with the reference's trace
-    candidates = public_candidates(oracle, spec)[1]
-    assert described and set(doc.get("draws", {})) == described | {sc.digest() for sc in candidates}, \
-        f"run python tests/catalog/keep_runs.py --draws {name} and commit artifacts/{name}/kept/"
+    # ... and so is each public candidate of its stress selection (its public pool and its
+    # extra pool), with the reference's trace
+    pool = public_candidates(oracle, spec)[1]
+    candidates = [*pool, *public_extra(oracle, spec, pool)]
+    redo = f"run python tests/catalog/keep_runs.py --draws {name} and commit artifacts/{name}/kept/"
+    assert described and set(doc.get("draws", {})) == described | {sc.digest() for sc in candidates}, redo
     shipped = ShippedRuns.of(oracle, reveal_limits(oracle))
     assert shipped is not None and all(shipped.trace(sc) for sc in candidates)
+    # every program's run on every candidate is shipped: which of them a build tries depends
+    # on its secret, and none is then run again
+    for program, runs in doc["runs"].items():
+        missing = [sc.id for sc in candidates if doc["draws"][sc.digest()]["document"] not in runs]
+        assert not missing, f"{programs[program]} has no shipped run on {missing[:5]}: {redo}"
     with Engine(oracle, workers=1) as eng:   # the first one's trace, made again here
         (first,) = eng.add_scenarios(candidates[:1], "check")
         eng.generate()

@@ -164,6 +164,45 @@ def test_generate_mutants_applies_the_standard_operators() -> None:
     assert [(m.describe(), m.source) for m in again] == [(m.describe(), m.source) for m in mutants]
 
 
+SCOPED = textwrap.dedent('''\
+    """Docstring."""
+    from __future__ import annotations
+
+    LIMIT = 3
+
+
+    @staticmethod
+    def outer(x):
+        n = x + 1
+
+        def inner():
+            nonlocal n
+            n += 2
+            return n
+
+        return inner() * LIMIT
+    a = 1; b = a + 2
+''')
+
+
+@pytest.mark.parametrize("source", ["scoped", "chem_smarts"])
+def test_a_mutant_compiles_or_not_as_its_whole_file_does(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whether a mutant compiles is decided on its top-level statement alone, and must be
+    decided as compiling the whole mutated file decides it: a scope's error (a nonlocal
+    whose binding was deleted) included, with statements sharing a line kept together."""
+    from recon.mutation import operators
+
+    text = SCOPED if source == "scoped" else (Path(__file__).parents[1] / "artifacts" / source / "reference.py").read_text()
+    by_statement = generate_mutants(text, max_per_line=None)
+    monkeypatch.setattr(operators, "_compiled_part", lambda src, chunks, e, mutated: mutated)
+    whole = generate_mutants(text, max_per_line=None)
+    assert [(m.describe(), m.source) for m in by_statement.mutants] == [(m.describe(), m.source) for m in whole.mutants]
+    assert by_statement.invalid == whole.invalid
+    if source == "scoped":
+        assert whole.invalid >= 1 and not [m for m in whole.mutants if m.before == "n = x + 1"]
+        assert operators._chunks(text) and all(text[lo] != " " for lo, _ in operators._chunks(text))
+
+
 def test_mutants_keep_to_reached_lines_and_the_per_line_cap() -> None:
     full = generate_mutants(SAMPLE, max_per_line=None).mutants
     per_line: dict[int, int] = {}

@@ -100,6 +100,62 @@ def test_stress_selection_is_keyed_and_deterministic(boundary: Registry) -> None
     assert a.report is not None and a.report["killed_by_hidden"] >= 1 and a.report["hidden_only"] == []
 
 
+def test_a_mutant_every_public_candidate_leaves_alive_runs_on_the_chosen_hidden_set_only(
+        boundary: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Verdicts kept on every public candidate (as an oracle ships them) that show a mutant
+    surviving them all, and enough of them: it runs on the hidden set the selection chooses,
+    not on every hidden candidate; the choice is the one a selection without them makes,
+    with fewer runs. One that a kept verdict shows killed anywhere is not spared."""
+    from recon.mutation import selection
+    from recon.mutation.engine import DEFAULT_MEMORY, Engine
+    from recon.mutation.operators import subsample
+    from recon.mutation.store import VerdictStore
+
+    o = boundary.get("boundary_demo")
+    spec = SweepSpec(n_public=4, n_hidden=2, select="stress")
+    key = derive_task_key(b"one", o, spec)
+    kw = dict(workers=2, search_examples=0, max_per_line=3, max_mutants=25)
+    monkeypatch.setattr(selection, "SPARE_POOL", 4)   # this spec's public pool is small
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "plain"))
+    plain = stress_selection(o, spec, key, **kw)  # type: ignore[arg-type]
+    monkeypatch.setenv("RECON_HOME", str(tmp_path / "kept"))
+    store = VerdictStore.for_oracle(o, memory=DEFAULT_MEMORY)
+    with Engine(o, workers=2, store=store) as eng:   # the public candidates' verdicts, as keep_runs.py ships them
+        P = eng.add_scenarios(selection.public_candidates(o, spec)[1], "public-candidates")
+        eng.generate()
+        mutants = subsample(eng.make_mutants(max_per_line=3), 25)
+        eng.evaluate([(m, P) for m in mutants], stop_after=selection.EASY)
+        alive = {m.key for m in mutants if not eng.kills(m.id, P)}
+    assert len(store) and alive and len(alive) < len(mutants)   # (kept when the engine closed)
+    with Engine(o, workers=2, store=VerdictStore.for_oracle(o, memory=DEFAULT_MEMORY)) as again:
+        P = again.add_scenarios(selection.public_candidates(o, spec)[1], "public-candidates")
+        again.generate()
+        mutants = subsample(again.make_mutants(max_per_line=3), 25)
+        # known from the store (or a trace) without a run, and without taking anything
+        assert {m.key for m in mutants if again.survives_known(m, P)} == alive
+        assert not again.verdicts and again.reused == again.runs == 0
+        assert not again.survives_known(mutants[0], [*P, *again.add_scenarios(
+            hidden_scenarios(o, dataclasses.replace(spec, n_hidden=1), key), "unknown")]) or \
+            not again.cases[-1].covered.intersection(mutants[0].reach)
+    spared = stress_selection(o, spec, key, **kw)  # type: ignore[arg-type]
+    assert plain.report is not None and spared.report is not None
+    # without kept verdicts nothing is spared, whatever the traces say
+    assert plain.report["spared_on_candidates"] == 0 and spared.report["spared_on_candidates"] > 0
+    assert (spared.public, spared.hidden) == (plain.public, plain.hidden)
+    for k in ("killed_by_hidden", "killed_by_public", "hidden_only"):
+        assert spared.report[k] == plain.report[k], k
+    assert spared.report["runs"] < plain.report["runs"]
+    # a kill kept anywhere (here: planted on a hidden draw) means the mutant is not equivalent
+    store = VerdictStore.for_oracle(o, memory=DEFAULT_MEMORY)
+    assert any((store.survivals(k) or 0) >= 4 for k in alive)
+    elsewhere = hidden_scenarios(o, dataclasses.replace(spec, n_hidden=1), derive_task_key(b"other", o, spec))[0]
+    for k in alive:
+        store.put(k, elsewhere, "value", "planted", 1.0)
+    assert store.save() and all(store.survivals(k) is None for k in alive)
+    killed = stress_selection(o, spec, key, **kw)  # type: ignore[arg-type]
+    assert killed.report is not None and killed.report["spared_on_candidates"] == 0
+
+
 def test_select_key_in_specs(boundary: Registry, tmp_path: Path) -> None:
     o = boundary.get("boundary_demo")
     f = tmp_path / "s.toml"

@@ -423,18 +423,37 @@ class Engine:
         """Record a survival without running when the mutant cannot differ on this
         scenario: none of its reach lines ran, or its site never yielded a different
         value (see recon.mutation.operators). Returns whether it was pruned."""
-        pc = self.cases[index]
-        why = ""
-        if not pc.traced or (pc.case is None and not pc.shipped_trace):
-            return False
-        if mutant.reach and not pc.covered.intersection(mutant.reach):
-            why = NOT_REACHED
-        elif mutant.weak is not None and pc.infected is not None and mutant.weak not in pc.infected:
-            why = NOT_INFECTED
+        why = self._unchanged(mutant, index)
         if not why:
             return False
         self.verdicts[(mutant.id, index)] = Verdict(index, SURVIVED, why, 0.0, 0.0)
         self.pruned += 1
+        return True
+
+    def _unchanged(self, mutant: Mutant, index: int) -> str:
+        """Why the mutant cannot differ on this scenario by its trace ("" when it may)."""
+        pc = self.cases[index]
+        if not pc.traced or (pc.case is None and not pc.shipped_trace):
+            return ""
+        if mutant.reach and not pc.covered.intersection(mutant.reach):
+            return NOT_REACHED
+        if mutant.weak is not None and pc.infected is not None and mutant.weak not in pc.infected:
+            return NOT_INFECTED
+        return ""
+
+    def survives_known(self, mutant: Mutant, indices: Sequence[int]) -> bool:
+        """Whether the mutant is known to survive every scenario of ``indices`` without a
+        run: by a verdict of this engine's, the store's (peeked at, not taken: nothing is
+        recorded) or the scenario's trace. False as soon as one is unknown or a kill."""
+        for i in indices:
+            v = self.verdicts.get((mutant.id, i))
+            if v is None and self.store is not None:
+                got = self.store.peek(mutant.key, self.cases[i].scenario)
+                v = Verdict(i, *got, 0.0) if got is not None else None
+            if v is None and not self._unchanged(mutant, i):
+                return False
+            if v is not None and v.killed:
+                return False
         return True
 
     def _reuse(self, mutant: Mutant, index: int) -> bool:

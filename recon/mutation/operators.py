@@ -738,12 +738,13 @@ def generate_mutants(
     seen: set[str] = {source}
     mutants: list[Mutant] = []
     invalid = 0
+    chunks = _chunks(source)
     for e in edits:
         text = source[: e.start] + e.text + source[e.end:]
         if text in seen:
             continue
         try:
-            compile(text, filename, "exec", dont_inherit=True)
+            compile(_compiled_part(source, chunks, e, text), filename, "exec", dont_inherit=True)
         except (SyntaxError, ValueError):
             invalid += 1
             continue
@@ -753,6 +754,46 @@ def generate_mutants(
                               e.reach, e.weak, e.scope))
     unc_lines = sorted(executable_lines(source) - set(lines)) if lines is not None else []
     return MutantSet(mutants, uncovered, capped, invalid, unc_lines)
+
+
+def _chunks(source: str) -> list[tuple[int, int]]:
+    """Character spans of ``source`` that compile on their own as they compile in it: its
+    top-level statements, decorators included, as whole lines (statements sharing a line
+    share a span), after the last ``from __future__`` import (which must stay first).
+    Whether an edit inside one compiles is decided by that span alone: the compiler's
+    errors are local to a statement and the scopes nested in it. Empty when the source has
+    a line ending other than newline (then every mutant compiles whole)."""
+    if "\r" in source:
+        return []
+    try:
+        body = ast.parse(source).body
+    except (SyntaxError, ValueError):
+        return []
+    starts = [0]
+    for line in source.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
+    first = 0   # statements up to the last __future__ import are not split off
+    for i, node in enumerate(body):
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            first = i + 1
+    spans: list[list[int]] = []
+    for node in body[first:]:
+        lo = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", ()))])
+        hi = node.end_lineno or node.lineno
+        if spans and lo <= spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], hi)
+        else:
+            spans.append([lo, hi])
+    return [(starts[lo - 1], min(starts[hi], len(source))) for lo, hi in spans]
+
+
+def _compiled_part(source: str, chunks: Sequence[tuple[int, int]], e: _Edit, text: str) -> str:
+    """What to compile to know whether ``text`` (``source`` with edit ``e``) compiles: the
+    edited top-level statement alone when one holds the edit (:func:`_chunks`), else all of it."""
+    for lo, hi in chunks:
+        if lo <= e.start and e.end <= hi:
+            return source[lo:e.start] + e.text + source[e.end:hi]
+    return text
 
 
 def subsample(mutants: Sequence[Mutant], limit: int) -> list[Mutant]:

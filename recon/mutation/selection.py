@@ -34,9 +34,15 @@ of ``max_mutants`` mutants. A mutant is run on the candidates in pool order unti
 ``easy``-th kill (a crash or a timeout counts as all of them: it repeats everywhere): a
 mutant killed by the first few candidates it meets is killed by most (its remaining
 entries count as kills for the greedy choice and are verified on the chosen set
-afterwards); every other mutant is run on all candidates. Selection is deterministic for
-the same oracle, spec and key (it depends on mutant verdicts, which are deterministic
-unless a mutant's run time sits at its time limit, and on a seeded search).
+afterwards); every other mutant is run on all candidates, but one: a mutant that every
+public candidate is known to leave alive without a run (by the verdicts earlier analyses
+kept or the oracle ships, or by the candidates' traces), and whose kept verdicts show it
+surviving at least as many scenarios as validate's pool asks of an equivalent one and
+killed by none, runs on the chosen hidden set only (what it kills there must be shown like
+the rest). Without kept verdicts (an oracle that ships none, a first build) every mutant
+runs on every candidate, as before. Selection is
+deterministic for the same oracle, spec and key (it depends on mutant verdicts, which are
+deterministic unless a mutant's run time sits at its time limit, and on a seeded search).
 """
 from __future__ import annotations
 
@@ -50,7 +56,7 @@ import threading
 import time
 from pathlib import Path
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from .. import canonjson, compare
 from .._version import __version__
@@ -65,15 +71,16 @@ from ..runtimes.snapshot import tree_digest
 from ..sweep import (HIDDEN_PREFIX, SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_draws, cover_scenarios,
                      effective_axes, hidden_scenarios, pool_scenarios, probe_scenarios, public_scenarios, recon_home,
                      run_scenarios)
-from .engine import DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, STRETCH, Engine
+from .engine import (DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, DEFAULT_VALIDATE_POOL,
+                     STRETCH, Engine)
 from .operators import OPERATORS, generate_mutants, subsample
 from .pool import prepare_workspace
 from .store import VerdictStore
 from .worker import CONTRACT
 
-__all__ = ["select_scenarios", "stress_selection", "public_candidates", "reveal_limits", "reveal_programs", "ship_kept",
-           "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point", "cover_choices",
-           "HIDDEN_FACTOR", "PUBLIC_FACTOR"]
+__all__ = ["select_scenarios", "stress_selection", "public_candidates", "public_extra", "reveal_limits",
+           "reveal_programs", "ship_kept", "greedy_max_cover", "greedy_set_cover", "maximin_fill", "unit_point",
+           "cover_choices", "HIDDEN_FACTOR", "PUBLIC_FACTOR"]
 
 HIDDEN_FACTOR = 4
 PUBLIC_FACTOR = 3
@@ -99,6 +106,7 @@ SHOW_TRIES = 16          # public candidates tried, nearest first, for each fail
 SHOW_WANT = 3            # ... until this many show it (the cover then has a choice)
 BEHAVIOUR_IDS = 1 << 40  # set-cover ids of revealed programs' behaviours (apart from mutant ids)
 EASY = 3
+SPARE_POOL = DEFAULT_VALIDATE_POOL   # kept survivals (and no kill) a mutant needs to run on the chosen hidden set only
 
 
 def reveal_draw_key(spec: SweepSpec) -> bytes:
@@ -174,19 +182,19 @@ def ship_kept(oracle: Oracle, spec: SweepSpec, reveal: Sequence[Path] = ()) -> t
     labels: dict[str, str] = {}
     with tempfile.TemporaryDirectory(prefix="recon-ship-") as scratch:
         named = [*reveal_programs(oracle, spec, Path(scratch) / "variants"), *((str(p), Path(p)) for p in reveal)]
-        for i, (label, path) in enumerate(named):
-            digest = tree_digest(prepare_workspace(path, Path(scratch) / str(i))[0], skip_caches=True)
+        for label, workspace in _workspaces(named, Path(scratch)):
+            digest = tree_digest(workspace, skip_caches=True)
             runs[digest] = {k: r for k, r in memo.stored(digest).items() if not _keyed(r)}
             labels[digest] = label
     ShippedRuns.write(ShippedRuns.path_of(oracle), ShippedRuns.identity(oracle, limits), runs,
                       code=oracle.source_digest(), programs=labels)
-    ship_draws(oracle, spec=spec, workers=os.cpu_count() or 1)
+    ship_draws(oracle, spec=spec, workers=os.cpu_count() or 1, reveal=reveal)
     verdicts = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY).write_shipped(VerdictStore.shipped_path(oracle),
                                                                                     oracle)
     return sum(len(r) for r in runs.values()), verdicts
 
 
-def ship_draws(oracle: Oracle, *, spec: SweepSpec | None = None, workers: int = 1) -> int:
+def ship_draws(oracle: Oracle, *, spec: SweepSpec | None = None, workers: int = 1, reveal: Sequence[Path] = ()) -> int:
     """Add to the runs ``oracle`` ships what it makes of each scenario they ran on: the key
     of its document and inputs and its truth (:meth:`recon.grader.ShippedRuns.draw`), made
     again here by the oracle of this code. A build then judges a program's shipped run on
@@ -195,7 +203,8 @@ def ship_draws(oracle: Oracle, *, spec: SweepSpec | None = None, workers: int = 
     it byte for byte) is left out. With a stress ``spec``, the public candidates of its
     selection are described too, with the reference's trace on each
     (:meth:`~recon.grader.ShippedRuns.trace`): a build mutates their lines and prunes its
-    mutants there without generating them. Returns how many scenarios the file now describes."""
+    mutants there without generating them, and every program it reveals (and ``reveal``)
+    runs on each of them. Returns how many scenarios the file now describes."""
     path = ShippedRuns.path_of(oracle)
     doc = read_json_gz(path)
     if not isinstance(doc, dict) or not isinstance(doc.get("runs"), dict):
@@ -220,29 +229,61 @@ def ship_draws(oracle: Oracle, *, spec: SweepSpec | None = None, workers: int = 
             key = RunMemo.document_key(document, {k: folder / v for k, v in document.get("inputs", {}).items()})
             if key in keys:
                 draws[digest] = {"document": key, "truth": run.output}
-    if spec is not None and spec.select == "stress" and oracle.reference is not None:
-        for digest, traced in _traced_candidates(oracle, spec, workers).items():
-            draws[digest] = {**draws.get(digest, {}), **traced}
+    shipped: dict[str, dict[str, Any]] = doc["runs"]
     meta = {k: v for k, v in doc.items() if k not in ("ident", "runs", "draws")}
-    ShippedRuns.write(path, doc["ident"], doc["runs"], **meta, draws=draws)
+    if spec is not None and spec.select == "stress" and oracle.reference is not None:
+        described, new_runs, labels = _traced_candidates(oracle, spec, workers, reveal)
+        for digest, traced in described.items():
+            draws[digest] = {**draws.get(digest, {}), **traced}
+        for program, new in new_runs.items():
+            shipped[program] = {**shipped.get(program, {}), **new}
+        meta["programs"] = {**meta.get("programs", {}), **labels}
+    ShippedRuns.write(path, doc["ident"], shipped, **meta, draws=draws)
     return len(draws)
 
 
-def _traced_candidates(oracle: Oracle, spec: SweepSpec, workers: int) -> dict[str, dict[str, Any]]:
-    """The public candidates of a stress selection of ``spec``, generated as a selection
-    generates them (the oracle, and a traced run of the reference), described by their
-    documents' keys, truths and traces. The mutants a selection makes of their lines run
-    on them as its public cover runs them (in order, until the ``EASY``-th kill), into the
-    verdicts ``$RECON_HOME`` keeps: what a build's cover asks of its public candidates, which
-    no secret decides, so that it can be shipped too."""
+def _traced_candidates(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Sequence[Path] = ()
+                       ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, str]]:
+    """The public candidates of a stress selection of ``spec`` (its public pool and its
+    extra pool: :func:`public_extra`), generated as a selection generates them (the oracle,
+    and a traced run of the reference), described by their documents' keys, truths and
+    traces. What a build asks of them, which no secret decides, is done here so that it can
+    be shipped too:
+
+    - the mutants a selection makes of their lines run on the public pool as its cover runs
+      them (in order, until the ``EASY``-th kill), and those some public candidate kills on
+      the extra pool alike, into the verdicts ``$RECON_HOME`` keeps;
+    - every program the spec reveals (and ``reveal``) runs on every candidate: which of
+      them a build tries, nearest first to where a program failed on its keyed hidden
+      scenarios, depends on the secret.
+
+    Returns the descriptions by scenario digest, the programs' new runs (program digest ->
+    scenario key -> run; not the runs shipped already) and the programs' labels."""
     out: dict[str, dict[str, Any]] = {}
     store = VerdictStore.for_oracle(oracle, memory=DEFAULT_MEMORY)
-    with Engine(oracle, workers=workers, store=store) as eng:
-        P = eng.add_scenarios(public_candidates(oracle, spec)[1], "public-candidates")
+    _, pub_pool = public_candidates(oracle, spec)
+    with Engine(oracle, workers=workers, store=store) as eng, \
+            tempfile.TemporaryDirectory(prefix="recon-reveal-") as scratch:
+        P = eng.add_scenarios(pub_pool, "public-candidates")
+        X = eng.add_scenarios(public_extra(oracle, spec, pub_pool), "public-candidates")
         eng.generate()
         _reference_agrees(eng, oracle)
         mutants = eng.mutants = subsample(eng.make_mutants(max_per_line=DEFAULT_MAX_PER_LINE), DEFAULT_MAX_MUTANTS)
         eng.evaluate([(m, P) for m in mutants], stop_after=EASY)
+        eng.evaluate([(m, X) for m in mutants if eng.kills(m.id, P)], stop_after=EASY)
+        programs = _workspaces([*reveal_programs(oracle, spec, Path(scratch) / "variants"),
+                                *((str(p), Path(p)) for p in reveal)], Path(scratch))
+        shows = _Revealer(eng, programs, get_runtime("auto"), workers, lambda msg: None, keep=True)
+        try:
+            shows.run_programs([label for label, _ in programs], [*P, *X])
+        finally:
+            shows.close()
+        made, labels = {}, {}
+        for p, (label, _) in enumerate(programs):
+            digest = shows._digest(p)
+            labels[digest] = label
+            stored = shows.memo.stored(digest) if shows.memo is not None else {}
+            made[digest] = {k: r for k, r in stored.items() if not _keyed(r)}
         for pc in eng.cases:
             if pc.case is None:
                 continue
@@ -250,7 +291,7 @@ def _traced_candidates(oracle: Oracle, spec: SweepSpec, workers: int) -> dict[st
             key = RunMemo.document_key(doc, {k: Path(v) for k, v in doc.get("inputs", {}).items()})
             out[pc.scenario.digest()] = {"document": key, "truth": pc.case.truth, "covered": sorted(pc.covered),
                                          "infected": None if pc.infected is None else sorted(pc.infected)}
-    return out
+    return out, made, labels
 
 
 def _keyed(run: dict[str, Any]) -> bool:
@@ -287,11 +328,15 @@ def select_scenarios(
         with tempfile.TemporaryDirectory(prefix="recon-reveal-") as scratch:
             named = [*reveal_programs(oracle, spec, Path(scratch) / "variants"), *reveal]
             if named:
-                programs = [(label, prepare_workspace(p, Path(scratch) / str(i))[0])
-                            for i, (label, p) in enumerate(named)]
+                programs = _workspaces(named, Path(scratch))
                 return _covered(oracle, spec, _select(oracle, spec, key, workers, progress, programs,
                                                       runtime or get_runtime("auto"), budget), progress)
     return _covered(oracle, spec, _select(oracle, spec, key, workers, progress, (), None, budget), progress)
+
+
+def _workspaces(named: Sequence[tuple[str, Path]], scratch: Path) -> list[tuple[str, Path]]:
+    """Each (label, program) with the program as the workspace it runs as (under ``scratch``)."""
+    return [(label, prepare_workspace(p, scratch / str(i))[0]) for i, (label, p) in enumerate(named)]
 
 
 def _covered(oracle: Oracle, spec: SweepSpec, sel: Selection, progress: Callable[[str], None] | None) -> Selection:
@@ -508,6 +553,17 @@ def public_candidates(oracle: Oracle, spec: SweepSpec,
     return pub_spec, pub_pool
 
 
+def public_extra(oracle: Oracle, spec: SweepSpec, pub_pool: Sequence[Scenario], taken: Iterable[str] = ()
+                 ) -> list[Scenario]:
+    """The extra public pool a stress selection draws when its candidates leave some
+    failure unshown: a stratified pool twice the size of ``pub_pool`` (seeded by the spec,
+    never by a key), less what ``pub_pool`` and ``taken`` (scenario keys) hold. Ids follow
+    the pool's order, so a scenario's is the same whatever is taken."""
+    more = _stratified_pool(oracle, dataclasses.replace(spec, n_public=2 * len(pub_pool), seed=spec.seed))
+    left = {s.key() for s in pub_pool} | set(taken)
+    return [dataclasses.replace(s, id=f"public_extra_{i + 1}") for i, s in enumerate(more) if s.key() not in left]
+
+
 def stress_selection(
     oracle: Oracle,
     spec: SweepSpec,
@@ -594,8 +650,17 @@ def stress_selection(
         mutants = eng.make_mutants(max_per_line=max_per_line)
         if max_mutants is not None and len(mutants) > max_mutants:
             mutants = eng.mutants = subsample(mutants, max_mutants)  # deterministic: same sample every build
-        say(f"stress selection: {len(mutants)} mutants on the hidden candidates")
-        eng.evaluate([(m, H) for m in mutants], stop_after=easy, deadline=hidden_deadline)
+        # A mutant that every public candidate is known to leave alive (their verdicts kept
+        # by earlier analyses or shipped with the oracle, or their traces), and that the kept
+        # verdicts show surviving as many scenarios as validate's pool asks of an equivalent
+        # one and killed by none, runs on the hidden set once chosen (what it kills there
+        # must be shown), not on every hidden candidate. On lidar_icp those runs were most
+        # of this phase, and none killed.
+        spared = {m.id for m in mutants if store is not None and (store.survivals(m.key) or 0) >= SPARE_POOL
+                  and eng.survives_known(m, P)}
+        say(f"stress selection: {len(mutants)} mutants on the hidden candidates"
+            + (f" ({len(spared)} known to survive every public candidate: on the chosen ones only)" if spared else ""))
+        eng.evaluate([(m, H) for m in mutants if m.id not in spared], stop_after=easy, deadline=hidden_deadline)
 
         # -- hidden: greedy maximum coverage, easy mutants' unknown entries assumed killing
         def rows_on(cands: list[int]) -> tuple[dict[int, set[int]], dict[int, set[int]]]:
@@ -693,11 +758,9 @@ def stress_selection(
         extra_pool: list[Scenario] = []
         if uncovered and len(chosen_p) < n_pub and eng.generation_estimate(len(pub_pool)) < left():
             # one more public pool, for the mutants no candidate kills yet
-            more = _stratified_pool(oracle, dataclasses.replace(spec, n_public=2 * len(pub_pool), seed=spec.seed))
-            taken = {s.key() for s in pub_pool} | {s.key() for s in hid_pool}
-            extra_pool = [dataclasses.replace(s, id=f"public_extra_{i + 1}") for i, s in enumerate(more)
-                          if s.key() not in taken]
-            X = eng.add_scenarios(extra_pool, "public-candidates", known=shows.known, defer=True)
+            extra_pool = public_extra(oracle, spec, pub_pool, {s.key() for s in hid_pool})
+            X = eng.add_scenarios(extra_pool, "public-candidates", known=shows.known, defer=True,
+                                  traces=shipped.trace if shipped else None)
             eng.generate()
             for c in X:
                 points[c] = unit_point(axes, eng.cases[c].scenario.parameters)
@@ -795,6 +858,8 @@ def stress_selection(
             "mutants": len(mutants),
             "killed_by_hidden": len(killed_h),
             "killed_by_candidates": len(caught),
+            # known to survive every public candidate: run on the chosen hidden set only
+            "spared_on_candidates": len(spared),
             "killed_by_public": len({m.id for m in mutants if eng.kills(m.id, chosen_p)}),
             "hidden_only": hidden_only,
             # mutants some candidate killed: not equivalent, whatever a later analysis
@@ -899,8 +964,9 @@ class _Revealer:
         """Stop the programs' warm sessions and keep their runs."""
         with self._lock:
             pools, self._pools = self._pools, {}
-        for pool in pools.values():
-            pool.close()
+        if pools:   # side by side: each waits for its sandboxes to exit
+            with ThreadPoolExecutor(max_workers=len(pools)) as ex:
+                list(ex.map(SessionPool.close, pools.values()))
         if self.memo is not None:
             self.memo.save()
 

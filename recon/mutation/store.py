@@ -117,6 +117,21 @@ class VerdictStore:
 
     def get(self, mutant_key: str, scenario: Scenario) -> tuple[str, str, float] | None:
         """(status, detail, deviation) of the mutant on the scenario, when kept."""
+        return self._get(mutant_key, scenario, count=True)
+
+    def survivals(self, mutant_key: str) -> int | None:
+        """How many scenarios the mutant's kept verdicts (the user's and the shipped ones)
+        show it surviving; None when one of them shows it killed."""
+        with self._lock:
+            rows = {**self._shipped.get(mutant_key, {}), **self._data.get(mutant_key, {})}
+        statuses = [v[0] if isinstance(v, list) and v else None for v in rows.values()]
+        return None if any(st != SURVIVED for st in statuses) else len(statuses)
+
+    def peek(self, mutant_key: str, scenario: Scenario) -> tuple[str, str, float] | None:
+        """:meth:`get` without counting a shipped verdict as taken."""
+        return self._get(mutant_key, scenario, count=False)
+
+    def _get(self, mutant_key: str, scenario: Scenario, *, count: bool) -> tuple[str, str, float] | None:
         sd = scenario_digest(scenario)
         with self._lock:
             row = self._data.get(mutant_key)
@@ -124,7 +139,7 @@ class VerdictStore:
             if got is None:
                 row = self._shipped.get(mutant_key)
                 got = row.get(sd) if row else None
-                self.shipped_hits += got is not None
+                self.shipped_hits += count and got is not None
         if got is None:
             return None
         try:
