@@ -182,20 +182,36 @@ class RunBudget:
 
 def encode_run(r: RunResult, scenario: dict[str, Any] | None = None) -> dict[str, Any]:
     """A clean run as a kept file holds it (with the scenario it ran on, when known: its
-    id and parameters, from which the oracle makes the document and inputs again)."""
-    return {"exit_code": r.exit_code, "stdout": base64.b64encode(r.stdout).decode("ascii"),
+    id and parameters, from which the oracle makes the document and inputs again). Its
+    output is kept as text when it is UTF-8 (``stdout_text``: a JSON answer compresses
+    well as itself, not as base64), else base64 (``stdout``)."""
+    try:
+        out: dict[str, str] = {"stdout_text": r.stdout.decode("utf-8")}
+    except UnicodeDecodeError:
+        out = {"stdout": base64.b64encode(r.stdout).decode("ascii")}
+    return {"exit_code": r.exit_code, **out,
             "stderr_tail": r.stderr_tail, "seconds": round(r.seconds, 6),
             "cpu_seconds": None if r.cpu_seconds is None else round(r.cpu_seconds, 6),
             **({"scenario": scenario} if scenario is not None else {})}
 
 
+def _reencoded(r: Any) -> Any:
+    """A kept run in :func:`encode_run`'s present form (as it was when it cannot be read)."""
+    run = decode_run(r)
+    if run is None:
+        return r
+    return encode_run(run, r["scenario"] if isinstance(r.get("scenario"), dict) else None)
+
+
 def decode_run(r: Any) -> RunResult | None:
-    """:func:`encode_run`'s inverse; None for anything else."""
+    """:func:`encode_run`'s inverse (either form of the output); None for anything else."""
     try:
-        return RunResult(exit_code=r["exit_code"], stdout=base64.b64decode(r["stdout"], validate=True),
+        text = r.get("stdout_text")
+        stdout = text.encode("utf-8") if isinstance(text, str) else base64.b64decode(r["stdout"], validate=True)
+        return RunResult(exit_code=r["exit_code"], stdout=stdout,
                          stderr_tail=str(r["stderr_tail"]), seconds=float(r["seconds"]),
                          cpu_seconds=None if r.get("cpu_seconds") is None else float(r["cpu_seconds"]))
-    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error):
+    except (ValueError, KeyError, TypeError, AttributeError, binascii.Error, UnicodeEncodeError):
         return None
 
 
@@ -311,8 +327,10 @@ class ShippedRuns:
 
     @staticmethod
     def write(path: Path, ident: dict[str, Any], runs: dict[str, dict[str, Any]], **meta: Any) -> None:
-        """Write the file (canonical JSON, gzip without a timestamp: the same runs make the same bytes)."""
-        write_json_gz(path, {"ident": ident, **meta, "runs": runs})
+        """Write the file (canonical JSON, gzip without a timestamp: the same runs make the
+        same bytes), each run as :func:`encode_run` writes it now."""
+        write_json_gz(path, {"ident": ident, **meta, "runs": {p: {k: _reencoded(r) for k, r in rs.items()}
+                                                              for p, rs in runs.items()}})
 
 
 class RunMemo:

@@ -71,6 +71,24 @@ def _oracle_copy(registry: Registry, tmp: Path):  # type: ignore[no-untyped-def]
     return dataclasses.replace(o, source_file=str(mod))
 
 
+def test_a_kept_run_keeps_its_output_as_text_when_it_is_utf8_and_reads_the_older_form(tmp_path: Path) -> None:
+    text = RunResult(exit_code=0, stdout='{"name": "Ångström"}'.encode(), stderr_tail="", seconds=0.5, cpu_seconds=0.4)
+    raw = RunResult(exit_code=0, stdout=b"\xff\xfe{", stderr_tail="x", seconds=0.1, cpu_seconds=None)
+    assert encode_run(text)["stdout_text"] == '{"name": "Ångström"}' and "stdout" not in encode_run(text)
+    assert encode_run(raw)["stdout"] == base64.b64encode(raw.stdout).decode() and "stdout_text" not in encode_run(raw)
+    for r in (text, raw):
+        assert decode_run(encode_run(r, {"id": "s"})) == r
+    older = {**{k: v for k, v in encode_run(text).items() if k != "stdout_text"},
+             "stdout": base64.b64encode(text.stdout).decode(), "scenario": {"id": "s", "parameters": {}}}
+    assert decode_run(older) == text
+    assert decode_run({**older, "stdout": "not base64!"}) is None
+    # a shipped file is written in the present form, whatever form its runs came in
+    path = tmp_path / "runs.json.gz"
+    ShippedRuns.write(path, {"x": 1}, {"prog": {"s1": older, "s2": {"unreadable": True}}})
+    written = read_json_gz(path)["runs"]["prog"]
+    assert written["s1"] == encode_run(text, {"id": "s", "parameters": {}}) and written["s2"] == {"unreadable": True}
+
+
 def test_shipped_runs_are_kept_runs_where_they_apply_and_nowhere_else(registry: Registry, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("RECON_HOME", str(tmp_path / "home"))
@@ -346,7 +364,7 @@ def test_a_shipped_run_is_what_its_program_prints(registry: Registry, name: str,
         assert RunMemo.document_key(document, inputs) == key, \
             f"{name}: the oracle no longer makes {sc['id']} byte for byte"
         want = decode_run(runs[key])
-        assert want is not None and base64.b64decode(runs[key]["stdout"]) == want.stdout
+        assert want is not None and runs[key]["stdout_text"].encode("utf-8") == want.stdout   # JSON: kept as text
         # ... and describes it as the oracle makes it here (the key, the truth up to the last bits)
         drawn = shipped.draw(Scenario(sc["id"], sc["parameters"]))
         assert drawn is not None and drawn[0] == key, f"{name}: {sc['id']} is not described as the oracle makes it"
