@@ -40,9 +40,9 @@ kept or the oracle ships, or by the candidates' traces), and whose kept verdicts
 surviving at least as many scenarios as validate's pool asks of an equivalent one and
 killed by none, runs on the chosen hidden set only (what it kills there must be shown like
 the rest). Without kept verdicts (an oracle that ships none, a first build) every mutant
-runs on every candidate, as before. Selection is
-deterministic for the same oracle, spec and key (it depends on mutant verdicts, which are
-deterministic unless a mutant's run time sits at its time limit, and on a seeded search).
+runs on every candidate, as before. Selection is deterministic for the same oracle, spec
+and key (it depends on mutant verdicts, which are deterministic unless a mutant's run time
+sits at its time limit, and on a seeded search).
 """
 from __future__ import annotations
 
