@@ -82,6 +82,16 @@ def test_a_kept_run_keeps_its_output_as_text_when_it_is_utf8_and_reads_the_older
              "stdout": base64.b64encode(text.stdout).decode(), "scenario": {"id": "s", "parameters": {}}}
     assert decode_run(older) == text
     assert decode_run({**older, "stdout": "not base64!"}) is None
+    # what a hostile program may print comes back byte for byte from a kept file: bytes
+    # that only look like UTF-8 (an encoded surrogate), NULs, and text that looks like the
+    # file's own keys
+    memo = RunMemo(tmp_path / "runs", {"limits": "test"})
+    printed = [b"\xed\xa0\x80{}", b'{"stdout_text": "x"}\x00\n\r', '"\\u0000 é"'.encode()]
+    for i, out in enumerate(printed):
+        memo.put(("prog", f"s{i}"), dataclasses.replace(text, stdout=out))
+    memo.save()
+    back = RunMemo(tmp_path / "runs", {"limits": "test"})
+    assert [back.get(("prog", f"s{i}")).stdout for i in range(len(printed))] == printed  # type: ignore[union-attr]
     # a shipped file is written in the present form, whatever form its runs came in
     path = tmp_path / "runs.json.gz"
     ShippedRuns.write(path, {"x": 1}, {"prog": {"s1": older, "s2": {"unreadable": True}}})

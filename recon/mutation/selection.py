@@ -218,9 +218,17 @@ def ship_draws(oracle: Oracle, *, spec: SweepSpec | None = None, workers: int = 
             if isinstance(about, dict) and isinstance(about.get("parameters"), dict) and not _keyed(r):
                 sc = Scenario(str(about.get("id", "draw")), about["parameters"])
                 scenarios.setdefault(sc.digest(), sc)
+    shipped: dict[str, dict[str, Any]] = doc["runs"]
+    meta = {k: v for k, v in doc.items() if k not in ("ident", "runs", "draws")}
+    # the candidates first: they are generated (and described) there, not again below
     draws: dict[str, dict[str, Any]] = {}
+    if spec is not None and spec.select == "stress" and oracle.reference is not None:
+        draws, new_runs, labels = _candidate_work(oracle, spec, workers, reveal)
+        for program, new in new_runs.items():
+            shipped[program] = {**shipped.get(program, {}), **new}
+        meta["programs"] = {**meta.get("programs", {}), **labels}
     with tempfile.TemporaryDirectory(prefix="recon-draws-") as scratch:
-        order = sorted(scenarios)
+        order = sorted(d for d in scenarios if d not in draws)
         made = run_scenarios(oracle, [(scenarios[d], Path(scratch) / str(i), False) for i, d in enumerate(order)],
                              workers=workers)
         for i, (digest, run) in enumerate(zip(order, made)):
@@ -229,20 +237,11 @@ def ship_draws(oracle: Oracle, *, spec: SweepSpec | None = None, workers: int = 
             key = RunMemo.document_key(document, {k: folder / v for k, v in document.get("inputs", {}).items()})
             if key in keys:
                 draws[digest] = {"document": key, "truth": run.output}
-    shipped: dict[str, dict[str, Any]] = doc["runs"]
-    meta = {k: v for k, v in doc.items() if k not in ("ident", "runs", "draws")}
-    if spec is not None and spec.select == "stress" and oracle.reference is not None:
-        described, new_runs, labels = _traced_candidates(oracle, spec, workers, reveal)
-        for digest, traced in described.items():
-            draws[digest] = {**draws.get(digest, {}), **traced}
-        for program, new in new_runs.items():
-            shipped[program] = {**shipped.get(program, {}), **new}
-        meta["programs"] = {**meta.get("programs", {}), **labels}
     ShippedRuns.write(path, doc["ident"], shipped, **meta, draws=draws)
     return len(draws)
 
 
-def _traced_candidates(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Sequence[Path] = ()
+def _candidate_work(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Sequence[Path] = ()
                        ) -> tuple[dict[str, dict[str, Any]], dict[str, dict[str, Any]], dict[str, str]]:
     """The public candidates of a stress selection of ``spec`` (its public pool and its
     extra pool: :func:`public_extra`), generated as a selection generates them (the oracle,

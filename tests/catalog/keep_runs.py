@@ -16,14 +16,16 @@ of draws) depends on its secret; builds with more secrets ship more of what a fi
 elsewhere would otherwise run, each costing only the runs the earlier ones did not make.
 
     python tests/catalog/keep_runs.py [--secrets N] [NAME ...]    # default: the three core built-ins
-    python tests/catalog/keep_runs.py --draws [NAME ...]          # only describe the shipped runs' scenarios and the candidates again
+    python tests/catalog/keep_runs.py --draws [NAME ...]          # only describe the scenarios and do the candidates' work again
 
 Beside the runs, the file describes each scenario they ran on as the oracle makes it (its
 document's key and its truth, made again by the oracle when the runs are shipped): a build
 judges a shipped run without generating its scenario (``recon.mutation.selection.ship_draws``).
-It describes the public candidates of the build's stress selection too, with the
-reference's trace on each (the lines it ran, the weak-mutation keys that differed): a build
-makes its mutants and prunes them there without generating them.
+It describes the public candidates of the build's stress selection too (its extra pool
+included), with the reference's trace on each (the lines it ran, the weak-mutation keys that
+differed): a build makes its mutants and prunes them there without generating them. Every
+revealed program's run on each candidate is shipped too: which of them a build tries
+depends on its secret.
 
 ``tests/test_kept_runs.py`` (in the default suite, so in CI) fails when a shipped file no
 longer matches its oracle (its code, its revealed programs, recon's version or the limits
@@ -74,7 +76,9 @@ def keep(name: str, secrets_: int = SECRETS) -> None:
 
 
 def describe(name: str) -> None:
-    """Describe the scenarios of the runs ``name`` ships again, without building it."""
+    """Describe the scenarios of the runs ``name`` ships again, and do what a build asks of
+    its public candidates (the mutants' verdicts, the revealed programs' runs), without
+    building it."""
     from recon.mutation.engine import DEFAULT_MEMORY
     from recon.mutation.selection import ship_draws
     from recon.mutation.store import VerdictStore
@@ -111,7 +115,8 @@ if __name__ == "__main__":
                         f"(default {SECRETS})")
     parser.add_argument("--draws", action="store_true", help="only describe the scenarios of the runs shipped "
                         "and the public candidates (their documents' keys and truths, the candidates' traces), made "
-                        "again by the oracle and reference of this code")
+                        "again by the oracle and reference of this code, and run the mutants and the revealed programs "
+                        "on the candidates")
     parser.add_argument("names", nargs="*", metavar="NAME", help="built-ins (default: the three core ones)")
     args = parser.parse_args()
     for n in args.names or CORE:
