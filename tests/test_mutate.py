@@ -561,6 +561,21 @@ def test_process_cpu_reads_a_process_s_cpu_time() -> None:
     assert process_cpu(2 ** 22 + 12345) is None           # no such process
 
 
+def test_mutation_workers_are_pinned_one_to_a_cpu_when_they_fill_the_machine_and_a_replacement_takes_its_cpu() -> None:
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: workers are not pinned")
+    config = worker.WorkerConfig("ref.py", "", None, {}, DEFAULT_MEMORY)
+    with worker.WorkerPool(len(cpus), config) as pool:
+        assert [os.sched_getaffinity(w.process.pid) for w in pool.workers] == [{c} for c in cpus]
+        first = pool.workers[-1]
+        pool._died(first, "replaced by the test")   # a crashed or stuck worker is replaced on its CPU
+        assert pool.workers[-1].process.pid != 0 and os.sched_getaffinity(pool.workers[-1].process.pid) == {cpus[-1]}
+    with worker.WorkerPool(len(cpus) + 1, config) as pool:
+        assert all(os.sched_getaffinity(w.process.pid) == set(cpus) for w in pool.workers)
+    assert os.sched_getaffinity(0) == set(cpus)
+
+
 def test_report_table_json_and_file(boundary: Registry, tmp_path: Path) -> None:
     report = mutation_analysis("boundary_demo", registry=boundary, secret="one", pool_size=8, search_examples=0,
                                nonces=2, max_mutants=15, workers=2)

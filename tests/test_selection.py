@@ -210,7 +210,7 @@ class _CostlyRuns:
 
     warm = False
 
-    def run(self, scenario: dict, inputs: dict) -> RunResult:
+    def run(self, scenario: dict, inputs: dict, *, cpu: int | None = None) -> RunResult:
         self.runs += 1
         return RunResult(exit_code=0, stdout=b'{"x": 1.0}', stderr_tail="", seconds=0.0, cpu_seconds=self.cpu)
 

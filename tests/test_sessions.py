@@ -325,3 +325,22 @@ def test_a_warm_run_reports_its_cpu_time_apart_from_its_wall_time(warm_rt: Runti
     assert busy.cpu_seconds is not None and idle.cpu_seconds is not None
     assert busy.cpu_seconds >= 0.4 and busy.seconds >= 0.4
     assert idle.cpu_seconds < 0.15 < 0.4 <= idle.seconds
+
+
+def test_a_warm_run_given_a_cpu_runs_on_it_and_one_given_none_where_the_session_may(
+        warm_rt: Runtime, tmp_path: Path) -> None:
+    """A caller that keeps one run per CPU (a build's revealed programs) names the CPU; the
+    run is pinned to it and nothing else changes. Without one, the run may use every CPU
+    its session may."""
+    cpus = sorted(os.sched_getaffinity(0))
+    ws = _ws(tmp_path, """
+        import json, os, sys
+        json.load(sys.stdin)
+        print(json.dumps(sorted(os.sched_getaffinity(0))))
+    """)
+    with warm_rt.session(ws, FAST) as s:
+        free = s.run({"id": "f", "parameters": {}}, {})
+        pinned = [s.run({"id": f"c{c}", "parameters": {}}, {}, cpu=c) for c in cpus]
+        after = s.run({"id": "a", "parameters": {}}, {})
+    assert json.loads(free.stdout) == json.loads(after.stdout) == cpus, (free.stdout, after.stdout)
+    assert [json.loads(r.stdout) for r in pinned] == [[c] for c in cpus]

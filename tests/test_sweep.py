@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import math
+import os
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from recon import Bool, Choice, Float, Int, Number, Seed, oracle
 from recon.errors import SpecError
 from recon.mutation.selection import select_scenarios
 from recon.sweep import (SweepSpec, cover_draws, cover_scenarios, derive_task_key, hidden_scenarios, load_spec,
-                         probe_scenarios, public_scenarios, run_scenarios)
+                         pinned_cpus, probe_scenarios, public_scenarios, run_scenarios)
 
 
 def _demo():  # type: ignore[no-untyped-def]
@@ -246,3 +247,37 @@ def test_pool_scenarios_start_at_the_edges_and_are_reproducible() -> None:
     taken = public_scenarios(DEMO, spec)
     assert not {s.key() for s in taken} & {s.key() for s in pool_scenarios(DEMO, spec, 40, taken=taken)}
     assert pool_scenarios(DEMO, spec, 5) == pool[:5]
+
+
+def test_workers_are_pinned_one_to_a_cpu_only_when_they_are_as_many_as_the_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {3, 1})
+    assert pinned_cpus(2) == [1, 3]
+    assert pinned_cpus(1) is None and pinned_cpus(3) is None   # a core could idle beside another build's
+    monkeypatch.setattr("os.sched_getaffinity", lambda pid: {0})
+    assert pinned_cpus(1) is None                              # one CPU: nothing to place
+
+
+def _affinity_oracle():  # type: ignore[no-untyped-def]
+    @oracle(name="affinitydemo", version="1.0.0", title="t", domain="d", toolkit=[], description="Where it ran.",
+            axes={"i": Int(1, 1000, doc="a count")}, outputs={"cpus": Number(abs=0.5, doc="its CPUs as a bit mask")})
+    def affinitydemo(params, evidence):  # type: ignore[no-untyped-def]
+        """The CPUs this process may run on."""
+        import os
+        return {"cpus": sum(1 << c for c in os.sched_getaffinity(0))}
+
+    return affinitydemo
+
+
+def test_the_oracle_runs_on_one_cpu_per_worker_when_the_workers_fill_the_machine(tmp_path: Path) -> None:
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        pytest.skip("one CPU: workers are not pinned")
+    demo = _affinity_oracle()
+    scs = public_scenarios(demo, SweepSpec(n_public=4 * len(cpus)))
+    jobs = [(s, tmp_path / "p" / s.id, False) for s in scs]
+    every = sum(1 << c for c in cpus)
+    masks = {r.output["cpus"] for r in run_scenarios(demo, jobs, workers=len(cpus))}
+    assert masks and masks <= {1 << c for c in cpus}, masks          # each run on one CPU of its worker's
+    fewer = run_scenarios(demo, [(s, tmp_path / "f" / s.id, False) for s in scs], workers=len(cpus) + 1)
+    assert {r.output["cpus"] for r in fewer} == {every}               # not pinned: the kernel places them
+    assert os.sched_getaffinity(0) == set(cpus)                      # the caller is never pinned

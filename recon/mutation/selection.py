@@ -49,6 +49,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
+import itertools
 import math
 import os
 import tempfile
@@ -70,7 +71,7 @@ from ..runtimes.base import Limits, Runtime, SessionPool
 from ..runtimes.snapshot import tree_digest
 from ..sweep import (HIDDEN_PREFIX, SELECT_STRATEGIES, Scenario, Selection, SweepSpec, cover_draws, cover_scenarios,
                      effective_axes, hidden_scenarios, pool_scenarios, probe_scenarios, public_scenarios, recon_home,
-                     run_scenarios)
+                     pinned_cpus, run_scenarios)
 from .engine import (DEFAULT_MAX_MUTANTS, DEFAULT_MAX_PER_LINE, DEFAULT_MEMORY, DEFAULT_SEARCH, DEFAULT_VALIDATE_POOL,
                      STRETCH, Engine)
 from .operators import OPERATORS, generate_mutants, subsample
@@ -943,6 +944,10 @@ class _Revealer:
         # per run): its start and imports are paid once, not on every run
         self._pools: dict[int, SessionPool] = {}
         self._lock = threading.Lock()
+        # one run per CPU at a time, each run on its thread's CPU (see pinned_cpus): the
+        # programs of acoustic_beamforming hand every impulse response to a thread of their own
+        self._cpus = pinned_cpus(self.workers)
+        self._slot = threading.local()
         # ``keep``: runs kept across builds by the program's and the scenario's content (the
         # audit's kept runs: RunMemo); a kept run costs the budget nothing
         self.memo = RunMemo.kept(self.limits, eng.oracle) if keep and runtime is not None and self.programs else None
@@ -968,6 +973,10 @@ class _Revealer:
                 list(ex.map(SessionPool.close, pools.values()))
         if self.memo is not None:
             self.memo.save()
+
+    def _cpu(self) -> int | None:
+        """The CPU of the calling thread's runs (None: the kernel's choice)."""
+        return getattr(self._slot, "cpu", None)
 
     def _digest(self, p: int) -> str:
         with self._lock:
@@ -1057,7 +1066,7 @@ class _Revealer:
             else:
                 if case is None or (deadline is not None and self.clock() >= deadline):
                     return item, set(), "budget"   # not run: the revealing budget is spent
-                res = self._pool(p).run(doc, inputs)
+                res = self._pool(p).run(doc, inputs, cpu=self._cpu())
                 if self.memo is not None:
                     self.memo.put(key, res, self.eng.cases[c].scenario)
                 with self._lock:
@@ -1072,7 +1081,13 @@ class _Revealer:
                     self.failed.setdefault(p, set()).update(bad)
             return item, bad, "broken" if broken else "run"
 
-        with ThreadPoolExecutor(max_workers=self.workers) as pool:
+        slots = itertools.count()
+
+        def take_cpu() -> None:   # each thread of the pool a CPU of its own
+            if self._cpus:
+                self._slot.cpu = self._cpus[next(slots) % len(self._cpus)]
+
+        with ThreadPoolExecutor(max_workers=self.workers, initializer=take_cpu) as pool:
             for key, bad, status in pool.map(one, todo):
                 if status == "saturated":
                     self.saturated += 1

@@ -53,7 +53,7 @@ from .. import canonjson, compare
 from ..axes import Choice, Float, Int, Seed
 from ..errors import OracleRunError, ReconError
 from ..oracle import Oracle
-from ..sweep import Scenario, run_scenario
+from ..sweep import Scenario, pin_process, pinned_cpus, run_scenario
 from .operators import WEAK_HELPER, same_value, weak_helper
 from .pool import DEVIATION_CAP, deviation
 
@@ -880,12 +880,14 @@ _CLOCK_TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 class WorkerPool:
-    """``n`` forked workers and a queue of tasks."""
+    """``n`` forked workers and a queue of tasks (pinned one to a CPU when they are as
+    many as the CPUs: :func:`pinned_cpus`)."""
 
     def __init__(self, n: int, config: WorkerConfig) -> None:
         self.config = config
         self.ctx = get_context("fork")  # workers inherit the oracle and the imported toolkit
-        self.workers = [self._start() for _ in range(max(1, n))]
+        self.cpus = pinned_cpus(max(1, n))
+        self.workers = [self._start(slot) for slot in range(max(1, n))]
         self.queue: collections.deque[Task] = collections.deque()
         self.serial = 0
         self.restarts = 0
@@ -910,11 +912,13 @@ class WorkerPool:
             total += cpu
         return total
 
-    def _start(self) -> _Worker:
+    def _start(self, slot: int) -> _Worker:
         parent, child = self.ctx.Pipe(duplex=True)
         p = self.ctx.Process(target=_serve, args=(child, self.config), daemon=True)
         p.start()
         child.close()
+        if self.cpus and p.pid is not None:
+            pin_process(p.pid, self.cpus[slot])
         return _Worker(p, parent)
 
     def submit(self, task: Task, *, front: bool = False) -> None:
@@ -1010,7 +1014,7 @@ class WorkerPool:
         self._cpu_gone += self._cpu_seen.pop(w.process.pid, 0.0)
         w.conn.close()
         self.restarts += 1
-        fresh = self._start()
+        fresh = self._start(self.workers.index(w))
         w.process, w.conn, w.task, w.unit, w.deadline = fresh.process, fresh.conn, None, None, float("inf")
         if task is not None:
             task.on_done(task, {"died": why, "unit": unit})

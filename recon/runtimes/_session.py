@@ -157,7 +157,7 @@ class WarmSession(Session):
             self._lock_fd = None
 
     # -- runs
-    def run(self, scenario: dict[str, Any], inputs: dict[str, Path]) -> RunResult:
+    def run(self, scenario: dict[str, Any], inputs: dict[str, Path], *, cpu: int | None = None) -> RunResult:
         if self.broken or self._rd is None:
             return super().run(scenario, inputs)
         rd, lim = self._rd, self.limits
@@ -170,6 +170,8 @@ class WarmSession(Session):
         job = {"stdin": dumps_compact(doc), "wall": float(lim.wall), "cpu": int(lim.cpu), "memory": int(lim.memory),
                "fsize": int(lim.fsize), "nproc": int(lim.nproc), "stdout": int(lim.stdout),
                "stderr_tail": int(lim.stderr_tail)}
+        if cpu is not None:
+            job["affinity"] = int(cpu)
         try:
             os.write(self._to, (json.dumps(job) + "\n").encode("utf-8"))  # type: ignore[arg-type]
         except OSError as e:

@@ -190,6 +190,11 @@ def _child(job: dict) -> None:
     os.dup2(os.open(JOB + "/stdout", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
     os.dup2(os.open(JOB + "/stderr", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
     os.closerange(3, 1 << 16)   # the protocol's pipes among them: a run cannot answer for another
+    if job.get("affinity") is not None:
+        try:   # the CPU the caller runs this on (one run per CPU at a time); a CPU this sandbox lacks is ignored
+            os.sched_setaffinity(0, {int(job["affinity"])})
+        except (AttributeError, ValueError, OSError):
+            pass
     for res, value in ((resource.RLIMIT_CPU, (job["cpu"], job["cpu"] + 1)),
                        (resource.RLIMIT_AS, (job["memory"], job["memory"])),
                        (resource.RLIMIT_FSIZE, (job["fsize"], job["fsize"]))):

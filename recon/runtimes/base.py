@@ -156,7 +156,9 @@ class Session:
     def __init__(self, runtime: Runtime, workspace: Path, limits: Limits, *, app_dir: Path | None = None) -> None:
         self.runtime, self.workspace, self.limits, self.app_dir = runtime, Path(workspace), limits, app_dir
 
-    def run(self, scenario: dict[str, Any], inputs: dict[str, Path]) -> RunResult:
+    def run(self, scenario: dict[str, Any], inputs: dict[str, Path], *, cpu: int | None = None) -> RunResult:
+        """One run of the workspace on ``scenario``. ``cpu``: the CPU a warm session runs it
+        on (a caller that keeps one run per CPU); a cold run goes where the kernel puts it."""
         return self.runtime.run(self.workspace, scenario, inputs, self.limits, app_dir=self.app_dir)
 
     def close(self) -> None:
@@ -182,7 +184,7 @@ class SessionPool:
         self._all: list[Session] = []
         self.confirmed = 0   # warm failures run again cold
 
-    def run(self, scenario: dict[str, Any], inputs: dict[str, Path]) -> RunResult:
+    def run(self, scenario: dict[str, Any], inputs: dict[str, Path], *, cpu: int | None = None) -> RunResult:
         with self._lock:
             s = self._idle.pop() if self._idle else None
         if s is None:
@@ -190,7 +192,7 @@ class SessionPool:
             with self._lock:
                 self._all.append(s)
         try:
-            res = s.run(scenario, inputs)
+            res = s.run(scenario, inputs, cpu=cpu)
         finally:
             with self._lock:
                 self._idle.append(s)
