@@ -251,8 +251,9 @@ def _candidate_work(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Seque
     be shipped too:
 
     - the mutants a selection makes of their lines run on the public pool as its cover runs
-      them (in order, until the ``EASY``-th kill), and those some public candidate kills on
-      the extra pool alike, into the verdicts ``$RECON_HOME`` keeps;
+      them (in order, until the ``EASY``-th kill), and on the extra pool alike, into the
+      verdicts ``$RECON_HOME`` keeps: a build tries the extra pool on a mutant its keyed
+      hidden candidates kill and no public candidate does, which no secret names ahead;
     - every program the spec reveals (and ``reveal``) runs on every candidate: which of
       them a build tries, nearest first to where a program failed on its keyed hidden
       scenarios, depends on the secret.
@@ -270,7 +271,7 @@ def _candidate_work(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Seque
         _reference_agrees(eng, oracle)
         mutants = eng.mutants = subsample(eng.make_mutants(max_per_line=DEFAULT_MAX_PER_LINE), DEFAULT_MAX_MUTANTS)
         eng.evaluate([(m, P) for m in mutants], stop_after=EASY)
-        eng.evaluate([(m, X) for m in mutants if eng.kills(m.id, P)], stop_after=EASY)
+        eng.evaluate([(m, X) for m in mutants], stop_after=EASY)
         programs = _workspaces([*reveal_programs(oracle, spec, Path(scratch) / "variants"),
                                 *((str(p), Path(p)) for p in reveal)], Path(scratch))
         shows = _Revealer(eng, programs, get_runtime("auto"), workers, lambda msg: None, keep=True)
