@@ -25,8 +25,8 @@ from recon.mutation.engine import DEFAULT_MEMORY
 from recon.mutation.pool import prepare_workspace
 from recon.mutation.store import VerdictStore, scenario_digest
 from recon.build import build_task
-from recon.mutation.selection import (REVEAL_GRADINGS, public_candidates, public_extra, reveal_limits, reveal_programs,
-                                     ship_kept)
+from recon.mutation.selection import (MORE_DRAWS, REVEAL_GRADINGS, fresh_draws, public_candidates, public_extra,
+                                     reveal_limits, reveal_programs, ship_kept)
 from recon.runtimes import get_runtime
 from recon.runtimes.base import Limits, RunResult, SessionPool
 from recon.runtimes.snapshot import tree_digest
@@ -330,6 +330,16 @@ def test_the_core_built_ins_ship_current_runs(registry: Registry, name: str, tmp
     # on its secret, and none is then run again
     for program, runs in doc["runs"].items():
         missing = [sc.id for sc in candidates if doc["draws"][sc.digest()]["document"] not in runs]
+        assert not missing, f"{programs[program]} has no shipped run on {missing[:5]}: {redo}"
+    # ... and on the rounds of fresh draws a build makes for failures seen on graded
+    # scenarios only (described without a trace: they are never traced)
+    fresh: list[Scenario] = []
+    for round_ in range(2, 2 + MORE_DRAWS):
+        fresh += fresh_draws(oracle, spec, round_, pool, [*candidates, *fresh])
+    assert fresh and not [sc.id for sc in fresh if sc.digest() not in doc["draws"]], redo
+    assert not [sc.id for sc in fresh if shipped.trace(sc) is not None]
+    for program, runs in doc["runs"].items():
+        missing = [sc.id for sc in fresh if doc["draws"][sc.digest()]["document"] not in runs]
         assert not missing, f"{programs[program]} has no shipped run on {missing[:5]}: {redo}"
     with Engine(oracle, workers=1) as eng:   # the first one's trace, made again here
         (first,) = eng.add_scenarios(candidates[:1], "check")

@@ -118,6 +118,17 @@ def reveal_draw_key(spec: SweepSpec) -> bytes:
     return hashlib.sha256(b"recon-reveal-draws\0" + str(spec.seed).encode("ascii")).digest()
 
 
+def fresh_draws(oracle: Oracle, spec: SweepSpec, round_: int, pub_pool: Sequence[Scenario],
+                taken: Sequence[Scenario]) -> list[Scenario]:
+    """Round ``round_`` (2 ... 1 + :data:`MORE_DRAWS`) of the fresh draws a stress selection
+    makes for failures of revealed programs seen only on graded scenarios: independent
+    draws from the generator under a nonce no grading uses, apart from ``pub_pool`` and
+    ``taken``, named ``reveal_ROUND_N``."""
+    return [dataclasses.replace(sc, id=f"reveal_{round_}_{i + 1}") for i, sc in enumerate(
+        probe_scenarios(oracle, spec, reveal_draw_key(spec), f"{REVEAL_NONCE}-{round_}", max(spec.probes, 8),
+                        pub_pool, list(taken)))]
+
+
 def reveal_limits(oracle: Oracle) -> Limits:
     """The limits revealed programs run under at build time (their kept runs are keyed by them)."""
     return Limits(wall=float(oracle.timeout), cpu=int(max(oracle.timeout * 2, 10)))
@@ -256,7 +267,8 @@ def _candidate_work(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Seque
       hidden candidates kill and no public candidate does, which no secret names ahead;
     - every program the spec reveals (and ``reveal``) runs on every candidate: which of
       them a build tries, nearest first to where a program failed on its keyed hidden
-      scenarios, depends on the secret.
+      scenarios, depends on the secret; and on the rounds of fresh draws a build makes when
+      a failure shows on graded scenarios only (described too, without a trace).
 
     Returns the descriptions by scenario digest, the programs' new runs (program digest ->
     scenario key -> run; not the runs shipped already) and the programs' labels."""
@@ -267,6 +279,12 @@ def _candidate_work(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Seque
             tempfile.TemporaryDirectory(prefix="recon-reveal-") as scratch:
         P = eng.add_scenarios(pub_pool, "public-candidates")
         X = eng.add_scenarios(public_extra(oracle, spec, pub_pool), "public-candidates")
+        # the rounds of fresh draws a build makes for failures seen only on graded scenarios
+        # (as it draws them, apart from a keyed scenario one of them may meet)
+        more: list[int] = []
+        for round_ in range(2, 2 + MORE_DRAWS):
+            more += eng.add_scenarios(fresh_draws(oracle, spec, round_, pub_pool, [pc.scenario for pc in eng.cases]),
+                                      "reveal-draws", traced=False)
         eng.generate()
         _reference_agrees(eng, oracle)
         mutants = eng.mutants = subsample(eng.make_mutants(max_per_line=DEFAULT_MAX_PER_LINE), DEFAULT_MAX_MUTANTS)
@@ -276,7 +294,7 @@ def _candidate_work(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Seque
                                 *((str(p), Path(p)) for p in reveal)], Path(scratch))
         shows = _Revealer(eng, programs, get_runtime("auto"), workers, lambda msg: None, keep=True)
         try:
-            shows.run_programs([label for label, _ in programs], [*P, *X])
+            shows.run_programs([label for label, _ in programs], [*P, *X, *more])
         finally:
             shows.close()
         made, labels = {}, {}
@@ -290,8 +308,10 @@ def _candidate_work(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Seque
                 continue
             doc = dict(pc.case.document)
             key = RunMemo.document_key(doc, {k: Path(v) for k, v in doc.get("inputs", {}).items()})
-            out[pc.scenario.digest()] = {"document": key, "truth": pc.case.truth, "covered": sorted(pc.covered),
-                                         "infected": None if pc.infected is None else sorted(pc.infected)}
+            out[pc.scenario.digest()] = {"document": key, "truth": pc.case.truth}
+            if pc.index not in more:   # a candidate's trace (the draws are not traced)
+                out[pc.scenario.digest()].update(covered=sorted(pc.covered),
+                                                 infected=None if pc.infected is None else sorted(pc.infected))
     return out, made, labels
 
 
@@ -788,10 +808,7 @@ def stress_selection(
             unshown = [b for b, cs in shows.rows_by_name([*behaviours, *consequences], cands).items() if not cs]
             if not unshown or shows.spent():
                 break
-            fresh = [dataclasses.replace(sc, id=f"reveal_{round_}_{i + 1}") for i, sc in enumerate(
-                probe_scenarios(oracle, spec, reveal_draw_key(spec), f"{REVEAL_NONCE}-{round_}", max(spec.probes, 8),
-                                pub_pool,
-                                [pc.scenario for pc in eng.cases]))]
+            fresh = fresh_draws(oracle, spec, round_, pub_pool, [pc.scenario for pc in eng.cases])
             say(f"stress selection: {len(unshown)} failure(s) of revealed programs seen only on graded scenarios; "
                 f"{len(fresh)} more draws no grading uses")
             M = eng.add_scenarios(fresh, "reveal-draws", traced=False, known=shows.known)
