@@ -342,5 +342,10 @@ def test_a_warm_run_given_a_cpu_runs_on_it_and_one_given_none_where_the_session_
         free = s.run({"id": "f", "parameters": {}}, {})
         pinned = [s.run({"id": f"c{c}", "parameters": {}}, {}, cpu=c) for c in cpus]
         after = s.run({"id": "a", "parameters": {}}, {})
+        # a CPU the sandbox lacks (or no CPU at all) leaves the run where it may go, and the
+        # session answers on
+        odd = [s.run({"id": f"o{c}", "parameters": {}}, {}, cpu=c) for c in (max(cpus) + 1, 1 << 20, -1)]
+        assert s.broken is None  # type: ignore[attr-defined]
     assert json.loads(free.stdout) == json.loads(after.stdout) == cpus, (free.stdout, after.stdout)
     assert [json.loads(r.stdout) for r in pinned] == [[c] for c in cpus]
+    assert [json.loads(r.stdout) for r in odd] == [cpus] * 3, [r.stderr_tail for r in odd]

@@ -309,7 +309,7 @@ def _candidate_work(oracle: Oracle, spec: SweepSpec, workers: int, reveal: Seque
             doc = dict(pc.case.document)
             key = RunMemo.document_key(doc, {k: Path(v) for k, v in doc.get("inputs", {}).items()})
             out[pc.scenario.digest()] = {"document": key, "truth": pc.case.truth}
-            if pc.index not in more:   # a candidate's trace (the draws are not traced)
+            if pc.traced:   # a candidate's trace (the fresh draws are not traced)
                 out[pc.scenario.digest()].update(covered=sorted(pc.covered),
                                                  infected=None if pc.infected is None else sorted(pc.infected))
     return out, made, labels
